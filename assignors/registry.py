@@ -1,0 +1,64 @@
+"""Strategy name -> assignor, and the public `assign` entry point.
+
+Every strategy is a class with a `name` and `assign(spec) -> list[np.ndarray]` (global partition ids
+per member, in `spec.member_ids` order), like Kafka's one-class-per-strategy assignors over shared
+engines. Modules are imported on first use so that `import assignors` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from assignors.model import GroupSpec, Member, build_spec
+
+_STRATEGIES: dict[str, str] = {
+    "range": "assignors.range:RangeAssignor",
+    "roundrobin": "assignors.roundrobin:RoundRobinAssignor",
+    "sticky": "assignors.sticky:StickyAssignor",
+    "cooperative-sticky": "assignors.cooperative:CooperativeStickyAssignor",
+    "uniform": "assignors.uniform:UniformAssignor",
+    "server-range": "assignors.server_range:ServerRangeAssignor",
+    "metaq-default": "assignors.metaq:MetaqDefaultAssignor",
+    "metaq-consistent-hash": "assignors.metaq:MetaqConsistentHashAssignor",
+}
+STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
+
+
+class Assignor(Protocol):
+    name: str
+
+    def assign(self, spec: GroupSpec) -> list[np.ndarray]: ...
+
+
+def get_assignor(strategy: str) -> Assignor:
+    """The assignor registered under `strategy` (ValueError naming the field if unknown)."""
+    target = _STRATEGIES.get(strategy) if isinstance(strategy, str) else None
+    if target is None:
+        raise ValueError(f"strategy: unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def assign_spec(strategy: str, spec: GroupSpec) -> list[np.ndarray]:
+    """Array-level entry point: global partition ids per member, in `spec.member_ids` order."""
+    return get_assignor(strategy).assign(spec)
+
+
+def assign(
+    strategy: str,
+    topics: Mapping[str, int],
+    members: Mapping[str, Member],
+    partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
+) -> dict[str, list[tuple[str, int]]]:
+    """Kafka's assignment for one rebalance: member id -> partitions sorted by (topic, partition).
+
+    `members` is iterated in the given order, which stands for the Java HashMap iteration order the
+    Kafka leader would see (`assignors.javaorder.hashmap_order` computes it from member ids).
+    """
+    assignor = get_assignor(strategy)
+    spec = build_spec(topics, members, partition_racks)
+    return spec.to_result(assignor.assign(spec))

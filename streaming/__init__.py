@@ -1,0 +1,1 @@
+"""The streaming service: Kafka (or JSONL) events -> per-group state -> assignment diffs -> sink."""

@@ -1,0 +1,95 @@
+"""`rebalance` command line: argument parsing only; each command runs a function of its own module.
+
+Heavy modules (Spark, Kafka) are imported inside the command that needs them, so `rebalance assign`
+starts in milliseconds. Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
+
+
+class UsageError(Exception):
+    """Bad usage or input the user must fix; printed as one line, exit code 2."""
+
+
+def _kafka_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--kafka-option", action="append", default=[], metavar="KEY=VALUE",
+        help="Kafka client setting passed through (security.protocol, sasl.*, ssl.*); repeatable",
+    )
+
+
+def _pipeline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
+                   help="comma-separated strategy names or 'all' (default: %(default)s)")
+    p.add_argument("--max-events-per-batch", type=int, default=None, metavar="N",
+                   help="admission control: at most N events per micro-batch")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rebalance", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("assign", help="one assignment of a snapshot JSON, printed as JSON")
+    p.add_argument("--strategy", required=True)
+    p.add_argument("snapshot", metavar="SNAPSHOT.json")
+    p.set_defaults(run="streaming.assign_command:run")
+
+    p = sub.add_parser("demo", help="zero-config: local broker, bundled history, streaming job, summary")
+    _pipeline_options(p)
+    p.set_defaults(run="streaming.demo:run")
+
+    p = sub.add_parser("replay", help="the Spark pipeline over a captured JSONL log, no broker needed")
+    p.add_argument("log", metavar="LOG.jsonl")
+    p.add_argument("--out", default="out", metavar="DIR")
+    p.add_argument("--checkpoint", default=None, metavar="DIR")
+    p.add_argument("--report", default=None, metavar="REPORT.html", help="also write the what-if report")
+    _pipeline_options(p)
+    p.set_defaults(run="streaming.replay:run")
+
+    p = sub.add_parser("serve", help="the long-running service: events topic -> diffs topic")
+    p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
+    p.add_argument("--events-topic", default="rebalance.events")
+    p.add_argument("--diffs-topic", default="rebalance.diffs")
+    p.add_argument("--dead-letter-topic", default="rebalance.dead-letter")
+    p.add_argument("--checkpoint", default="checkpoints/serve", metavar="DIR")
+    p.add_argument("--once", action="store_true", help="process what is there, then exit")
+    _pipeline_options(p)
+    _kafka_options(p)
+    p.set_defaults(run="streaming.serve:run")
+
+    p = sub.add_parser("load", help="produce a captured log into the events topic, keyed by group")
+    p.add_argument("log", metavar="LOG.jsonl")
+    p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
+    p.add_argument("--topic", default="rebalance.events")
+    _kafka_options(p)
+    p.set_defaults(run="streaming.loader:run")
+
+    p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
+    p.add_argument("diffs_dir", nargs="?", metavar="DIFFS_DIR")
+    p.add_argument("--bootstrap", metavar="HOST:PORT")
+    p.add_argument("--diffs-topic", default="rebalance.diffs")
+    p.add_argument("--out", default="report.html", metavar="REPORT.html")
+    _kafka_options(p)
+    p.set_defaults(run="whatif.report:run")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module, func = args.run.split(":")
+    try:
+        return int(getattr(importlib.import_module(module), func)(args) or 0)
+    except UsageError as exc:
+        print(f"rebalance {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

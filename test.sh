@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up everything from scratch (system packages, a venv, the project) and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")"
+need=()
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e ".[test]"
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"
