@@ -250,3 +250,24 @@ def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Seque
                 bits[int(spec.topic_start[t]) + p] = mask
     spec.rack_names = list(rack_index)
     spec.partition_rack_bits = bits
+
+
+def rack_aware_enabled(
+    member_rack_bits: np.ndarray, partition_rack_bits: np.ndarray | None, *, prefer: bool = False
+) -> bool:
+    """KIP-881's `useRackAwareAssignment` over the given members and partitions.
+
+    False when no consumer rack is also a replica rack; else true when `prefer` (Kafka's test-only
+    flag) or when some partition lacks a replica on some rack (every partition on every rack makes rack
+    logic pointless). `member_rack_bits` comes from `GroupSpec.member_rack_bit` (a consumer rack no
+    replica is on contributes no bit, which is the C ∩ P test).
+    """
+    if partition_rack_bits is None or partition_rack_bits.size == 0:
+        return False
+    consumer = np.bitwise_or.reduce(member_rack_bits) if member_rack_bits.size else np.uint64(0)
+    if not consumer:
+        return False
+    if prefer:
+        return True
+    every = np.bitwise_or.reduce(partition_rack_bits)
+    return bool(np.any(partition_rack_bits != every))
