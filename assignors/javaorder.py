@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
-def java_string_key(s: str) -> str | bytes:
-    """Sort key giving Java's `String.compareTo` order (UTF-16 code units)."""
-    return s if s.isascii() else s.encode("utf-16-be")
+def java_string_key(s: str) -> bytes:
+    """Sort key giving Java's `String.compareTo` order (UTF-16 code units); always bytes, so that ASCII
+    and non-ASCII keys stay comparable."""
+    return s.encode("utf-16-be")
 
 
 def java_string_hash(s: str) -> int:
@@ -24,15 +25,18 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def hashmap_order(keys: Iterable[str]) -> list[str]:
+def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
     """Iteration order of a `java.util.HashMap<String, ?>` filled with `keys` in the given order.
 
-    Buckets are `(h ^ h >>> 16) & (capacity - 1)`; capacity starts at 16 and doubles when the size
-    exceeds 0.75 x capacity; a bucket keeps insertion order (treeified buckets, which need eight
-    colliding keys, are not modelled).
+    Buckets are `(h ^ h >>> 16) & (capacity - 1)`; capacity starts at 16 (`new HashMap<>(n)`: the
+    power of two >= n, which is what `initial_capacity` is for) and doubles when the size exceeds
+    0.75 x capacity; a bucket keeps insertion order (treeified buckets, which need eight colliding
+    keys, are not modelled).
     """
     unique = list(dict.fromkeys(keys))
-    capacity = 16
+    capacity = 1
+    while capacity < initial_capacity:
+        capacity *= 2
     while len(unique) > 0.75 * capacity:
         capacity *= 2
     buckets: dict[int, list[str]] = {}

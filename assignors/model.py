@@ -8,7 +8,9 @@ state machine does) can build a spec without any per-partition Python objects.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -102,23 +104,94 @@ class GroupSpec:
             [np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64
         )
 
+    @cached_property
+    def member_info_order(self) -> np.ndarray:
+        """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
+        first by `group.instance.id`, then the others by member id, Java String order; a stable sort, so
+        equal instance ids keep the caller's order as Java's `Collections.sort` does."""
+        keys = [
+            (0, java_string_key(iid)) if iid is not None else (1, java_string_key(mid))
+            for mid, iid in zip(self.member_ids, self.instance_ids, strict=True)
+        ]
+        return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+
+    @cached_property
+    def topic_subscribers(self) -> tuple[np.ndarray, np.ndarray]:
+        """`(members, offsets)`: topic t's subscribers are `members[offsets[t]:offsets[t + 1]]`, in
+        `member_info_order`; only topics with metadata, each member once."""
+        order = self.member_info_order
+        num_topics = len(self.topic_names)
+        offsets = np.zeros(num_topics + 1, dtype=np.int64)
+        first = self.member_topics[0] if self.member_topics else None
+        if first is not None and all(mt is first for mt in self.member_topics):  # one shared subscription
+            counts = np.zeros(num_topics, dtype=np.int64)
+            counts[first] = order.size
+            np.cumsum(counts, out=offsets[1:])
+            return np.tile(order, first.size), offsets
+        sizes = np.fromiter((self.member_topics[m].size for m in order), dtype=np.int64, count=order.size)
+        if sizes.sum() == 0:
+            return np.zeros(0, dtype=np.int64), offsets
+        pair_topic = np.concatenate([self.member_topics[m] for m in order])
+        pair_member = np.repeat(order, sizes)
+        np.cumsum(np.bincount(pair_topic, minlength=num_topics), out=offsets[1:])
+        if num_topics < 2**15:  # numpy's stable sort is a radix sort for 16-bit keys
+            pair_topic = pair_topic.astype(np.int16)
+        return pair_member[np.argsort(pair_topic, kind="stable")], offsets
+
     def partition_id(self, topic: str, partition: int) -> int:
         return int(self.topic_start[self.topic_index[topic]]) + partition
 
     def to_result(self, assignment: Sequence[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
-        """Per-member global ids -> the public result, partitions sorted by (topic, partition)."""
+        """Per-member global ids -> the public result, partitions sorted by (topic, partition).
+
+        Builds one flat list of (topic, partition) tuples and slices it per member: a million tuples
+        is the unavoidable cost here, so everything else stays in numpy.
+        """
+        if len(assignment) != self.num_members:
+            raise ValueError(f"assignment: {len(assignment)} lists for {self.num_members} members")
         rank = self.name_rank
-        topic = np.asarray(self.topic_names, dtype=object)[self.partition_topic] if self.num_partitions else None
-        number = self.partition_number
-        out: dict[str, list[tuple[str, int]]] = {}
-        for member, ids in zip(self.member_ids, assignment, strict=True):
+        parts = []
+        for ids in assignment:
             ids = np.asarray(ids, dtype=np.int64)
-            if ids.size == 0:
-                out[member] = []
-                continue
-            ids = ids[np.argsort(rank[ids], kind="stable")]
-            out[member] = list(zip(topic[ids].tolist(), number[ids].tolist(), strict=True))
-        return out
+            if ids.size > 1:
+                ids = ids[np.argsort(rank[ids], kind="stable")]
+            parts.append(ids)
+        bounds = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([p.size for p in parts], out=bounds[1:])
+        if bounds[-1] == 0:
+            return {member: [] for member in self.member_ids}
+        flat = np.concatenate(parts)
+        topics = np.asarray(self.topic_names, dtype=object)[self.partition_topic[flat]].tolist()
+        numbers = self.partition_number[flat].tolist()
+        with _gc_paused():
+            pairs = list(zip(topics, numbers, strict=True))
+        b = bounds.tolist()
+        return {member: pairs[b[i] : b[i + 1]] for i, member in enumerate(self.member_ids)}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while allocating millions of small tuples (they cannot form cycles; each
+    allocation burst would otherwise trigger repeated young-generation collections)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
+    """An owner (member index, -1 = nobody) per global partition id -> each member's ids, ascending."""
+    assigned = np.flatnonzero(owners >= 0)
+    who = owners[assigned]
+    if num_members < 2**15:  # numpy's stable sort is a radix sort for 16-bit keys
+        who = who.astype(np.int16)
+    order = np.argsort(who, kind="stable")
+    bounds = np.searchsorted(who[order], np.arange(num_members + 1))
+    ids = assigned[order]
+    return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
 
 
 def _check_str(value: object, where: str) -> str:
@@ -158,8 +231,6 @@ def build_spec(
             names.append(name)
             sizes.append(count)
     topic_index = {n: i for i, n in enumerate(names)}
-    size_of = dict(zip(names, sizes, strict=True))
-    starts = dict(zip(names, np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])[:-1].tolist(), strict=True))
 
     member_ids: list[str] = []
     subscriptions: list[tuple[str, ...]] = []
@@ -168,41 +239,35 @@ def build_spec(
     generations: list[int] = []
     racks: list[str | None] = []
     instance_ids: list[str | None] = []
-    for mid, m in members.items():
-        _check_str(mid, "members")
-        where = f"members[{mid!r}]"
-        if not isinstance(m, Member):
-            raise ValueError(f"{where}: expected a Member, got {type(m).__name__}")
-        if isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset):
-            raise ValueError(f"{where}.topics: expected a list of topic names")
-        subs = tuple(dict.fromkeys(_check_str(t, f"{where}.topics") for t in m.topics))
-        gen = _check_int(m.generation, f"{where}.generation")
-        if m.rack is not None:
-            _check_str(m.rack, f"{where}.rack")
-        if m.instance_id is not None:
-            _check_str(m.instance_id, f"{where}.instance_id")
-        ids: list[int] = []
-        seen: set[int] = set()
-        for i, tp in enumerate(m.owned):
-            if not isinstance(tp, Sequence) or isinstance(tp, (str, bytes)) or len(tp) != 2:
-                raise ValueError(f"{where}.owned[{i}]: expected a (topic, partition) pair")
-            t = _check_str(tp[0], f"{where}.owned[{i}][0]")
-            p = _check_int(tp[1], f"{where}.owned[{i}][1]")
-            if p < 0:
-                raise ValueError(f"{where}.owned[{i}][1]: partition must be >= 0, got {p}")
-            start = starts.get(t)
-            if start is not None and p < size_of[t]:
-                g = start + p
-                if g not in seen:
-                    seen.add(g)
-                    ids.append(g)
-        member_ids.append(mid)
-        subscriptions.append(subs)
-        member_topics.append(np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32))
-        owned.append(np.array(ids, dtype=np.int64))
-        generations.append(gen)
-        racks.append(m.rack or None)
-        instance_ids.append(m.instance_id)
+    seen_subscriptions: dict[tuple, tuple[tuple[str, ...], np.ndarray]] = {}  # members mostly share them
+    layout = _TopicLayout(topic_index, np.array(sizes, dtype=np.int64))
+    with _gc_paused():
+        for mid, m in members.items():
+            _check_str(mid, "members")
+            where = f"members[{mid!r}]"
+            if not isinstance(m, Member):
+                raise ValueError(f"{where}: expected a Member, got {type(m).__name__}")
+            if isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset):
+                raise ValueError(f"{where}.topics: expected a list of topic names")
+            key = tuple(m.topics)
+            known = seen_subscriptions.get(key)
+            if known is None:
+                subs = tuple(dict.fromkeys(_check_str(t, f"{where}.topics") for t in key))
+                indices = np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32)
+                indices.flags.writeable = False  # shared by every member with this subscription
+                known = seen_subscriptions[key] = (subs, indices)
+            gen = _check_int(m.generation, f"{where}.generation")
+            if m.rack is not None:
+                _check_str(m.rack, f"{where}.rack")
+            if m.instance_id is not None:
+                _check_str(m.instance_id, f"{where}.instance_id")
+            member_ids.append(mid)
+            subscriptions.append(known[0])
+            member_topics.append(known[1])
+            owned.append(layout.owned_ids(m.owned, f"{where}.owned"))
+            generations.append(gen)
+            racks.append(m.rack or None)
+            instance_ids.append(m.instance_id)
 
     spec = GroupSpec(
         topic_names=names,
@@ -218,6 +283,48 @@ def build_spec(
     if partition_racks is not None:
         _attach_partition_racks(spec, partition_racks)
     return spec
+
+
+class _TopicLayout:
+    """Maps owned (topic, partition) pairs to global ids; topics without metadata are dropped (Kafka)."""
+
+    def __init__(self, topic_index: dict[str, int], sizes: np.ndarray) -> None:
+        self.topic_index = topic_index
+        self.sizes = np.append(sizes, 0)  # index -1: a topic without metadata has no partitions
+        self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    def owned_ids(self, pairs: Sequence, where: str) -> np.ndarray:
+        """Global ids of the owned pairs with metadata, first occurrence order, duplicates dropped."""
+        if isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Sequence | set | frozenset):
+            raise ValueError(f"{where}: expected a list of (topic, partition) pairs")
+        if not pairs:
+            return np.zeros(0, dtype=np.int64)
+        if not (
+            set(map(type, pairs)) <= {tuple, list}
+            and set(map(len, pairs)) == {2}
+            and set(map(type, (topics := [tp[0] for tp in pairs]))) == {str}
+            and set(map(type, (numbers := [tp[1] for tp in pairs]))) == {int}
+        ):
+            return self._owned_ids_checked(pairs, where)
+        p = np.array(numbers, dtype=np.int64)
+        if p.min() < 0:
+            return self._owned_ids_checked(pairs, where)
+        t = np.array([self.topic_index.get(name, -1) for name in topics], dtype=np.int64)
+        keep = p < self.sizes[t]
+        ids = self.starts[t[keep]] + p[keep]
+        unique, first = np.unique(ids, return_index=True)
+        return ids if unique.size == ids.size else ids[np.sort(first)]
+
+    def _owned_ids_checked(self, pairs: Sequence, where: str) -> np.ndarray:
+        """The slow path: one pair at a time, with an error naming the first bad one."""
+        for i, tp in enumerate(pairs):
+            if not isinstance(tp, Sequence) or isinstance(tp, (str, bytes)) or len(tp) != 2:
+                raise ValueError(f"{where}[{i}]: expected a (topic, partition) pair")
+            _check_str(tp[0], f"{where}[{i}][0]")
+            p = _check_int(tp[1], f"{where}[{i}][1]")
+            if p < 0:
+                raise ValueError(f"{where}[{i}][1]: partition must be >= 0, got {p}")
+        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs], where)
 
 
 def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:
@@ -260,14 +367,15 @@ def rack_aware_enabled(
     False when no consumer rack is also a replica rack; else true when `prefer` (Kafka's test-only
     flag) or when some partition lacks a replica on some rack (every partition on every rack makes rack
     logic pointless). `member_rack_bits` comes from `GroupSpec.member_rack_bit` (a consumer rack no
-    replica is on contributes no bit, which is the C ∩ P test).
+    replica is on contributes no bit); racks only on partitions outside `partition_rack_bits` are masked
+    out, so the predicate can be evaluated per topic as Range does.
     """
     if partition_rack_bits is None or partition_rack_bits.size == 0:
         return False
     consumer = np.bitwise_or.reduce(member_rack_bits) if member_rack_bits.size else np.uint64(0)
-    if not consumer:
+    every = np.bitwise_or.reduce(partition_rack_bits)
+    if not consumer & every:  # C ∩ P = ∅ (P: the racks of these partitions only)
         return False
     if prefer:
         return True
-    every = np.bitwise_or.reduce(partition_rack_bits)
     return bool(np.any(partition_rack_bits != every))
