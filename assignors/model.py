@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 
 import numpy as np
 
@@ -161,9 +162,10 @@ class GroupSpec:
         if bounds[-1] == 0:
             return {member: [] for member in self.member_ids}
         flat = np.concatenate(parts)
-        topics = np.asarray(self.topic_names, dtype=object)[self.partition_topic[flat]].tolist()
-        numbers = self.partition_number[flat].tolist()
         with _gc_paused():
+            # Object arrays hand out the same str/int objects again instead of creating a million ints.
+            topics = np.asarray(self.topic_names, dtype=object)[self.partition_topic[flat]].tolist()
+            numbers = np.arange(int(self.topic_sizes.max()), dtype=object)[self.partition_number[flat]].tolist()
             pairs = list(zip(topics, numbers, strict=True))
         b = bounds.tolist()
         return {member: pairs[b[i] : b[i + 1]] for i, member in enumerate(self.member_ids)}
@@ -195,12 +197,14 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
 
 
 def _check_str(value: object, where: str) -> str:
-    if not isinstance(value, str):
+    if type(value) is not str and not isinstance(value, str):
         raise ValueError(f"{where}: expected a string, got {type(value).__name__}")
     return value
 
 
 def _check_int(value: object, where: str) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{where}: expected an integer, got {type(value).__name__}")
     return int(value)
@@ -247,7 +251,9 @@ def build_spec(
             where = f"members[{mid!r}]"
             if not isinstance(m, Member):
                 raise ValueError(f"{where}: expected a Member, got {type(m).__name__}")
-            if isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset):
+            if type(m.topics) not in (list, tuple) and (
+                isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset)
+            ):
                 raise ValueError(f"{where}.topics: expected a list of topic names")
             key = tuple(m.topics)
             known = seen_subscriptions.get(key)
@@ -295,21 +301,28 @@ class _TopicLayout:
 
     def owned_ids(self, pairs: Sequence, where: str) -> np.ndarray:
         """Global ids of the owned pairs with metadata, first occurrence order, duplicates dropped."""
-        if isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Sequence | set | frozenset):
+        if type(pairs) not in (list, tuple) and (
+            isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Sequence | set | frozenset)
+        ):
             raise ValueError(f"{where}: expected a list of (topic, partition) pairs")
         if not pairs:
             return np.zeros(0, dtype=np.int64)
-        if not (
-            set(map(type, pairs)) <= {tuple, list}
-            and set(map(len, pairs)) == {2}
-            and set(map(type, (topics := [tp[0] for tp in pairs]))) == {str}
-            and set(map(type, (numbers := [tp[1] for tp in pairs]))) == {int}
-        ):
+        # C-level checks and lookups (map/zip/fromiter): members may own a million partitions in total.
+        if not set(map(type, pairs)) <= {tuple, list}:
             return self._owned_ids_checked(pairs, where)
-        p = np.array(numbers, dtype=np.int64)
+        try:
+            topics, numbers = zip(*pairs, strict=True)  # fails unless every pair has two items
+        except ValueError:
+            return self._owned_ids_checked(pairs, where)
+        if set(map(type, topics)) != {str} or set(map(type, numbers)) != {int}:
+            return self._owned_ids_checked(pairs, where)
+        try:
+            p = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
+        except OverflowError:
+            return self._owned_ids_checked(pairs, where)
         if p.min() < 0:
             return self._owned_ids_checked(pairs, where)
-        t = np.array([self.topic_index.get(name, -1) for name in topics], dtype=np.int64)
+        t = np.fromiter(map(self.topic_index.get, topics, repeat(-1)), dtype=np.int64, count=len(topics))
         keep = p < self.sizes[t]
         ids = self.starts[t[keep]] + p[keep]
         unique, first = np.unique(ids, return_index=True)
@@ -324,7 +337,8 @@ class _TopicLayout:
             p = _check_int(tp[1], f"{where}[{i}][1]")
             if p < 0:
                 raise ValueError(f"{where}[{i}][1]: partition must be >= 0, got {p}")
-        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs], where)
+        # Partition ids are int32 in Kafka: larger ones cannot be in the metadata.
+        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where)
 
 
 def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:
@@ -332,6 +346,7 @@ def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Seque
     if not isinstance(partition_racks, Mapping):
         raise ValueError("partition_racks: expected a mapping of topic -> list of replica rack lists")
     rack_index: dict[str, int] = {}
+    seen_masks: dict[tuple, int] = {}
     bits = np.zeros(spec.num_partitions, dtype=np.uint64)
     for topic, per_partition in partition_racks.items():
         _check_str(topic, "partition_racks")
@@ -341,22 +356,40 @@ def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Seque
         t = spec.topic_index.get(topic)
         if t is not None and len(per_partition) > spec.topic_sizes[t]:
             raise ValueError(f"{where}: {len(per_partition)} entries for {int(spec.topic_sizes[t])} partitions")
+        masks = []
         for p, replica_racks in enumerate(per_partition):
-            if isinstance(replica_racks, (str, bytes)) or not isinstance(replica_racks, Sequence):
-                raise ValueError(f"{where}[{p}]: expected a list of rack names")
-            mask = 0
-            for rack in replica_racks:
-                if rack is None:  # a replica on a broker without a rack
-                    continue
-                _check_str(rack, f"{where}[{p}]")
-                r = rack_index.setdefault(rack, len(rack_index))
-                if r >= MAX_RACKS:
-                    raise ValueError(f"{where}[{p}]: more than {MAX_RACKS} distinct racks")
-                mask |= 1 << r
-            if t is not None:
-                bits[int(spec.topic_start[t]) + p] = mask
+            # Layouts repeat a few replica-rack lists; each distinct one is validated and converted once.
+            key = tuple(replica_racks) if type(replica_racks) is list or type(replica_racks) is tuple else None
+            try:
+                mask = seen_masks.get(key)
+            except TypeError:  # something unhashable inside: let _rack_mask name it
+                key = mask = None
+            if mask is None:
+                mask = _rack_mask(replica_racks, rack_index, f"{where}[{p}]")
+                if key is not None:
+                    seen_masks[key] = mask
+            masks.append(mask)
+        if t is not None and masks:
+            start = int(spec.topic_start[t])
+            bits[start : start + len(masks)] = np.array(masks, dtype=np.uint64)
     spec.rack_names = list(rack_index)
     spec.partition_rack_bits = bits
+
+
+def _rack_mask(replica_racks: object, rack_index: dict[str, int], where: str) -> int:
+    """One partition's replica racks -> bitmask, registering new rack names in `rack_index`."""
+    if isinstance(replica_racks, (str, bytes)) or not isinstance(replica_racks, Sequence):
+        raise ValueError(f"{where}: expected a list of rack names")
+    mask = 0
+    for rack in replica_racks:
+        if rack is None:  # a replica on a broker without a rack
+            continue
+        _check_str(rack, where)
+        r = rack_index.setdefault(rack, len(rack_index))
+        if r >= MAX_RACKS:
+            raise ValueError(f"{where}: more than {MAX_RACKS} distinct racks")
+        mask |= 1 << r
+    return mask
 
 
 def rack_aware_enabled(

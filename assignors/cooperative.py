@@ -1,0 +1,54 @@
+"""Kafka's `CooperativeStickyAssignor` (name "cooperative-sticky"): the sticky engine's target minus the
+partitions transferring ownership, which nobody gets this round (their owner revokes them and the
+follow-up rebalance hands them out).
+
+On the constrained path the transfers are the engine's `partitionsTransferringOwnership` map (partitions
+claimed by several members in the same generation always count, even when one of the claimants gets
+them back); on the general path they are computed afterwards like Kafka does: a partition transfers if
+some member gains it without having owned it and some member that owned it loses it (so a claimant of
+a doubly-claimed partition that receives it keeps it). Ownership is each member's `owned` with its
+`generation` (ownedPartitions + generationId). Not modelled: the engine's `maxGeneration` persisting
+across calls on one assignor instance (we are stateless per call).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from assignors.model import GroupSpec
+from assignors.sticky_engine import run_engine
+
+
+def transferring_after_the_fact(spec: GroupSpec, assignment: list[np.ndarray]) -> np.ndarray:
+    """Boolean per global id: gained by a member that did not own it and lost by a member that did."""
+    new_owner = np.full(spec.num_partitions, -1, dtype=np.int64)
+    for m, ids in enumerate(assignment):
+        new_owner[ids] = m
+    claimed = [ids for ids in spec.owned if ids.size]
+    if not claimed:
+        return np.zeros(spec.num_partitions, dtype=bool)
+    ids = np.concatenate(claimed)
+    claimants = np.repeat([m for m, o in enumerate(spec.owned) if o.size], [o.size for o in claimed])
+    keeps = new_owner[ids] == claimants
+    kept_by_claimant = np.zeros(spec.num_partitions, dtype=bool)
+    kept_by_claimant[ids[keeps]] = True
+    revoked = np.zeros(spec.num_partitions, dtype=bool)
+    revoked[ids[~keeps]] = True
+    return (new_owner >= 0) & ~kept_by_claimant & revoked
+
+
+class CooperativeStickyAssignor:
+    name = "cooperative-sticky"
+    prefer_rack_aware = False  # Kafka's test-only preferRackAwareLogic
+
+    def assign(self, spec: GroupSpec) -> list[np.ndarray]:
+        result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
+        assignment = result.assignment
+        if result.general:
+            withheld = transferring_after_the_fact(spec, assignment)
+        else:
+            if not result.transfer_ids.size:
+                return assignment
+            withheld = np.zeros(spec.num_partitions, dtype=bool)
+            withheld[result.transfer_ids] = True
+        return [ids[~withheld[ids]] if ids.size else ids for ids in assignment]

@@ -1,0 +1,937 @@
+"""Kafka's `AbstractStickyAssignor` (the engine under `sticky` and `cooperative-sticky`), exact and fast.
+
+The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of members; here members
+and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
+1M partitions x 2000 members takes well under a second. Every rule, tie-break and iteration order that
+shows in Kafka's result is reproduced (reference: /work/shared/reference/kafka-assignors.md §3):
+
+* pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
+  equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the
+  partition, which is then "claimed by multiple owners");
+* constrained builder (identical subscriptions): owned partitions sorted by (partition, topic) kept up
+  to the quotas in member order, the rack-aware round robin, then Java's iterator-driven round robin,
+  computed a block of identical rounds at a time; `partitionsTransferringOwnership` as Kafka fills it;
+* general builder: prevAssignment (KIP-341), "least loaded subscriber by (size, member id)" computed
+  per topic as water-filling, fixed topics/members, `performReassignments` with the post KAFKA-15106
+  `isBalanced` (re-evaluated only after a move, the only time its answer can change), Java's
+  partition-movement bookkeeping (including which element a Java `HashSet<TopicPartition>` yields
+  first) and the balance-score revert rule (with Java's int overflow).
+
+Members are taken in `spec.member_ids` order, which stands for the Java `HashMap` iteration order of
+the subscriptions (the order of the pre-pass and of the constrained builder's owned-partition step).
+`prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
+
+Deliberate deviation: Java's `performReassignments` may hand a partition back to its prevAssignment
+owner even when that member no longer subscribes to the topic (an invalid assignment), or throw a
+NullPointerException when that member is "fixed"; we skip the prevAssignment rule in those two cases.
+Not modelled: treeified `HashSet` buckets (9+ colliding moved partitions of one topic between the same
+two members, in a set of capacity >= 64). Rack-aware passes run one partition at a time in Python.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
+from assignors.model import GroupSpec, rack_aware_enabled
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class StickyOutcome:
+    """The engine's result: Kafka's per-member lists (in Kafka's list order) and its
+    `partitionsTransferringOwnership` (global id -> new owner index; None on the general path)."""
+
+    assignment: list[np.ndarray]
+    transferring: dict[int, int] | None
+
+
+@dataclass
+class EngineResult:
+    """Array form of `StickyOutcome` for the strategies: `transfer_ids`/`transfer_owners` are None on
+    the general path (Kafka's null map)."""
+
+    assignment: list[np.ndarray]
+    transfer_ids: np.ndarray | None
+    transfer_owners: np.ndarray | None
+    general: bool
+
+
+def sticky_outcome(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> StickyOutcome:
+    """Run the shared sticky engine on `spec` (see the module docstring). `prefer_rack_aware` is Kafka's
+    test-only `preferRackAwareLogic`: rack logic even when every partition is on every rack."""
+    res = run_engine(spec, prefer_rack_aware=prefer_rack_aware)
+    if res.transfer_ids is None:
+        return StickyOutcome(res.assignment, None)
+    moving = dict(zip(res.transfer_ids.tolist(), res.transfer_owners.tolist(), strict=True))
+    return StickyOutcome(res.assignment, moving)
+
+
+def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
+    ctx = _Context(spec, prefer_rack_aware)
+    if ctx.num_members == 0:
+        return EngineResult([], _EMPTY, _EMPTY, False)
+    if ctx.all_equal:
+        assignment, ids, owners = _ConstrainedBuilder(ctx).build()
+        return EngineResult(assignment, ids, owners, False)
+    return EngineResult(_GeneralBuilder(ctx).build(), None, None, True)
+
+
+class _Context:
+    """Per-call facts shared by both builders: the pre-pass (§3.2) and rack info (§3.7)."""
+
+    def __init__(self, spec: GroupSpec, prefer_rack_aware: bool = False) -> None:
+        self.spec = spec
+        self.prefer_rack_aware = prefer_rack_aware
+        m = self.num_members = spec.num_members
+        self.num_partitions = spec.num_partitions
+        self.partition_topic = spec.partition_topic
+        # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
+        subscribed = np.zeros(len(spec.topic_names), dtype=bool)
+        if m:
+            subscribed[np.concatenate(spec.member_topics)] = True
+        self.subscribed_topic = subscribed
+        self.topics_by_name = [int(t) for t in spec.topics_by_name if subscribed[t]]
+        name_pos = np.zeros(len(spec.topic_names), dtype=np.int64)
+        name_pos[spec.topics_by_name] = np.arange(len(spec.topic_names))
+        self.topic_name_pos = name_pos
+        keys = [java_string_key(x) for x in spec.member_ids]
+        order = sorted(range(m), key=keys.__getitem__)
+        self.id_rank = np.empty(m, dtype=np.int64)
+        self.id_rank[order] = np.arange(m)
+        self.generations = np.maximum(np.asarray(spec.generations, dtype=np.int64), -1)
+        self._rack_info()
+        self.all_equal = self._all_subscriptions_equal()
+        self._recover_owned()
+
+    def _rack_info(self) -> None:
+        spec = self.spec
+        self.has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
+        pbits = spec.partition_rack_bits
+        self.rack_on = False
+        self.partition_bits = None
+        self.member_bits = np.zeros(self.num_members, dtype=np.uint64)
+        if pbits is None or not self.has_rack.any():
+            return
+        in_subscribed = self.subscribed_topic[self.partition_topic]
+        sub_bits = pbits[in_subscribed]
+        every = np.bitwise_or.reduce(sub_bits) if sub_bits.size else np.uint64(0)
+        member_bits = spec.member_rack_bit & every
+        if rack_aware_enabled(member_bits, sub_bits, prefer=self.prefer_rack_aware):
+            self.rack_on = True
+            self.partition_bits = np.where(in_subscribed, pbits, np.uint64(0))
+            self.member_bits = member_bits
+
+    def _all_subscriptions_equal(self) -> bool:
+        reference: set[str] = set()
+        same: tuple[str, ...] = ()
+        for topics in self.spec.subscriptions:
+            if not reference:
+                reference = set(topics)
+                same = topics
+            elif topics != same and (len(topics) != len(reference) or not reference.issuperset(topics)):
+                return False
+        return True
+
+    def _recover_owned(self) -> None:
+        """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
+        arrays in member order then claim order (`own_ids`, `own_members`)."""
+        spec = self.spec
+        self.multi: np.ndarray | None = None
+        lengths = [ids.size for ids in spec.owned]
+        if not sum(lengths):
+            self.own_ids, self.own_members = _EMPTY, _EMPTY
+            return
+        ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
+        members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+        if not self.subscribed_topic.all():
+            keep = self.subscribed_topic[self.partition_topic[ids]]
+            ids, members = ids[keep], members[keep]
+        if ids.size:
+            dup = np.bincount(ids, minlength=self.num_partitions) > 1
+            if dup.any():
+                keep = self._resolve_conflicts(ids, members, dup)
+                ids, members = ids[keep], members[keep]
+        self.own_ids, self.own_members = ids, members
+
+    def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
+        """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
+        it, it is "claimed by multiple owners"), a higher generation takes it over. The earlier claimant's
+        generation is its protocol generation, which our single `generation` stands for."""
+        gens = self.generations.tolist()
+        last: dict[int, int] = {}
+        holder: dict[int, int] = {}
+        multi: set[int] = set()
+        at = np.flatnonzero(dup[ids])
+        for p, m in zip(ids[at].tolist(), members[at].tolist(), strict=True):
+            other = last.get(p)
+            if other is None:
+                last[p] = holder[p] = m
+                continue
+            g, g_other = gens[m], gens[other]
+            if g == g_other:
+                multi.add(p)
+                holder[p] = -1
+                last[p] = m
+            elif g > g_other:
+                holder[p] = last[p] = m
+        kept_by = np.full(self.num_partitions, -1, dtype=np.int64)
+        kept_by[list(holder)] = list(holder.values())
+        if multi:
+            self.multi = np.zeros(self.num_partitions, dtype=bool)
+            self.multi[list(multi)] = True
+        return ~dup[ids] | (kept_by[ids] == members)
+
+    def name_ordered_partitions(self) -> np.ndarray:
+        """All partitions of subscribed topics in (topic name, partition) order."""
+        return _topic_blocks(self.spec, self.topics_by_name)
+
+
+def _topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
+    """The global ids of `topics`, topic after topic, partitions ascending."""
+    if not topics:
+        return _EMPTY
+    t = np.asarray(topics, dtype=np.int64)
+    sizes = spec.topic_sizes[t]
+    offsets = np.cumsum(sizes) - sizes
+    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(spec.topic_start[t] - offsets, sizes)
+
+
+# --------------------------------------------------------------------------------------------------
+# Constrained builder (§3.4)
+
+
+class _ConstrainedBuilder:
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        spec = ctx.spec
+        self.total = int(sum(int(spec.topic_sizes[t]) for t in ctx.topics_by_name))
+        n = ctx.num_members
+        self.min_quota = self.total // n
+        self.max_quota = -(-self.total // n)
+        self.expected_over = self.total % n
+        self.current_over = 0
+        self.under: list[int] = []
+        self.exact: list[int] = []
+        self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
+        self.kept: list[np.ndarray] = []
+        self.size: list[int] = []
+        # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where chunk k of
+        # `ids` goes to members[k % len(members)] (one round-robin round after the other)
+        self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []
+
+    def build(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        ctx = self.ctx
+        assigned = self._assign_owned()
+        ordered = ctx.name_ordered_partitions()
+        unassigned = ordered[~assigned[ordered]]
+        rank = ctx.id_rank
+        self.under.sort(key=rank.__getitem__)
+        self.exact.sort(key=rank.__getitem__)
+        if ctx.rack_on:
+            unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
+            unassigned = self._assign_rack_aware_round_robin(unassigned)
+        self._assign_round_robin(unassigned)
+        return self._finish()
+
+    def _assign_owned(self) -> np.ndarray:
+        """Step A: keep owned partitions, sorted by (partition, topic name), up to the quotas."""
+        ctx = self.ctx
+        spec = ctx.spec
+        ids, members = ctx.own_ids, ctx.own_members
+        maybe_revoked = self.maybe_revoked
+        if ids.size and ctx.rack_on:
+            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)
+            if bad.any():
+                maybe_revoked[ids[bad]] = members[bad]
+                ids, members = ids[~bad], members[~bad]
+        if ids.size:
+            # one sort of (member, partition number, topic name) packed into int64 bit fields
+            tbits = max(1, (len(spec.topic_names) - 1).bit_length())
+            kbits = tbits + max(1, (int(spec.topic_sizes.max()) - 1).bit_length())
+            key = (spec.partition_number[ids] << tbits) | ctx.topic_name_pos[ctx.partition_topic[ids]]
+            key = np.sort((members << kbits) | key)
+            members = key >> kbits
+            topic = spec.topics_by_name.astype(np.int64)[key & ((1 << tbits) - 1)]
+            ids = spec.topic_start[topic] + ((key & ((1 << kbits) - 1)) >> tbits)
+            if ctx.multi is not None:
+                keep = ~ctx.multi[ids]
+                ids, members = ids[keep], members[keep]
+        counts = np.bincount(members, minlength=ctx.num_members)
+        starts = np.cumsum(counts) - counts
+        min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
+        keeps = counts.tolist()
+        order: Iterable[int] = range(ctx.num_members)
+        if expected and counts.max(initial=0) >= max_q:
+            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled in subscription
+            # order: the same order for a default-capacity subscriptions map, hash order in general
+            index = {mid: i for i, mid in enumerate(spec.member_ids)}
+            order = [index[mid] for mid in hashmap_order(spec.member_ids)]
+        for m in order:
+            k = keeps[m]
+            if k < min_q:
+                self.under.append(m)
+                keep = k
+            elif k >= max_q and self.current_over < expected:
+                self.current_over += 1
+                if self.current_over == expected:
+                    self.exact.clear()
+                keep = max_q
+            else:
+                keep = min_q
+                if self.current_over < expected:
+                    self.exact.append(m)
+            keeps[m] = keep
+        self.size = keeps
+        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), keeps, strict=True)]
+        assigned = np.zeros(ctx.num_partitions, dtype=bool)
+        if ids.size and keeps != counts.tolist():
+            over = np.arange(ids.size) - starts[members] >= np.asarray(keeps, dtype=np.int64)[members]
+            maybe_revoked[ids[over]] = members[over]
+            ids = ids[~over]
+        assigned[ids] = True
+        return assigned
+
+    def _rack_consumer_counts(self) -> np.ndarray:
+        """Per partition: how many members' racks hold a replica of it (Java's numConsumersByPartition)."""
+        ctx = self.ctx
+        counts = np.zeros(ctx.num_partitions, dtype=np.int64)
+        for r in range(64):
+            bit = np.uint64(1) << np.uint64(r)
+            members = int(np.count_nonzero(ctx.member_bits & bit))
+            if members:
+                counts += ((ctx.partition_bits & bit) != 0) * members
+        return counts
+
+    def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
+        """Step C: a cursor over the under-min members (wrapping) to the first whose rack holds a
+        replica, else the first rack-matching exact-min member; unmatched partitions wait for step D."""
+        ctx = self.ctx
+        pbits = ctx.partition_bits.tolist()
+        mbits = ctx.member_bits.tolist()
+        under, exact, size = self.under, self.exact, self.size
+        min_q, max_q = self.min_quota, self.max_quota
+        nxt = 0
+        left: list[int] = []
+        got_members: list[int] = []
+        got_ids: list[int] = []
+        for p in unassigned.tolist():
+            pb = pbits[p]
+            consumer = -1
+            idx = -1
+            if pb:
+                n = len(under)
+                for i in range(n):
+                    j = (nxt + i) % n
+                    if mbits[under[j]] & pb:
+                        idx = j
+                        break
+            if idx >= 0:
+                consumer = under[idx]
+                count = size[consumer] + 1
+                if count >= min_q:
+                    del under[idx]
+                    if count < max_q and self.current_over < self.expected_over:
+                        exact.append(consumer)
+                else:
+                    idx += 1
+                nxt = idx % len(under) if under else 0
+            elif exact and pb:
+                for j, c in enumerate(exact):
+                    if mbits[c] & pb:
+                        consumer = c
+                        if size[c] + 1 == max_q:
+                            del exact[j]
+                            self.current_over += 1
+                            if self.current_over == self.expected_over:
+                                exact.clear()
+                        break
+            if consumer >= 0:
+                size[consumer] += 1
+                got_members.append(consumer)
+                got_ids.append(p)
+            else:
+                left.append(p)
+        for m, p in zip(got_members, got_ids, strict=True):
+            self.chunks.append((np.array([m], dtype=np.int64), np.array([p], dtype=np.int64), 1))
+        return np.array(left, dtype=np.int64)
+
+    def _assign_round_robin(self, unassigned: np.ndarray) -> None:
+        """Step D, Java's `assignRoundRobin`: an iterator cycling over the under-min members (each leaving
+        once it reaches minQuota and queueing at the end of the exact-min list), then one partition per
+        polled exact-min member. Round r gives one partition to every member still short after r rounds,
+        so rounds with the same set of members form one block."""
+        total = unassigned.size
+        used = 0
+        if self.under and total:
+            under = np.array(self.under, dtype=np.int64)
+            size = np.array(self.size, dtype=np.int64)
+            need = self.min_quota - size[under]
+            prev = 0
+            for level in np.unique(need).tolist():
+                active = under[need >= level]
+                rounds = level - prev
+                chunk = rounds * active.size
+                if used + chunk > total:
+                    break  # out of partitions mid-way: the verification below fails, as in Java
+                self.chunks.append((active, unassigned[used : used + chunk], rounds))
+                used += chunk
+                prev = level
+            else:
+                self.exact.extend(under[np.argsort(need, kind="stable")].tolist())
+                for m in self.under:
+                    self.size[m] = self.min_quota
+                self.under = []
+        if self.under:
+            raise RuntimeError(
+                "IllegalStateException: We haven't reached the expected number of members with more than the "
+                "minQuota partitions, but no more partitions to be assigned"
+            )
+        rest = total - used
+        if rest:
+            if rest > len(self.exact):
+                raise RuntimeError("IllegalStateException: No more unfilled consumers to be assigned.")
+            polled = np.array(self.exact[:rest], dtype=np.int64)
+            del self.exact[:rest]
+            self.chunks.append((polled, unassigned[used:], 1))
+            for m in polled.tolist():
+                self.size[m] += 1
+
+    def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        """Per member: kept partitions, then the new ones in the order given; and the transfers
+        (a partition maybe-revoked from another member, or claimed by several)."""
+        ctx = self.ctx
+        pieces: list[list[np.ndarray]] = [[k] for k in self.kept]
+        moving_ids: list[np.ndarray] = []
+        moving_members: list[np.ndarray] = []
+        for members, ids, rounds in self.chunks:
+            if members.size == 1:
+                pieces[int(members[0])].append(ids)
+            else:
+                rows = ids.reshape(rounds, members.size).T if rounds > 1 else ids[:, None]
+                for m, row in zip(members.tolist(), rows, strict=True):
+                    pieces[m].append(row)
+            prior = self.maybe_revoked[ids]
+            if (prior >= 0).any() or ctx.multi is not None:
+                receivers = np.tile(members, rounds)
+                moving = (prior >= 0) & (prior != receivers)
+                if ctx.multi is not None:
+                    moving |= ctx.multi[ids]
+                moving_ids.append(ids[moving])
+                moving_members.append(receivers[moving])
+        out = [np.concatenate(p) if len(p) > 1 else p[0] for p in pieces]
+        if not moving_ids:
+            return out, _EMPTY, _EMPTY
+        return out, np.concatenate(moving_ids), np.concatenate(moving_members)
+
+
+# --------------------------------------------------------------------------------------------------
+# General builder (§3.5)
+
+
+class _JavaHashSet:
+    """Iteration order of a `java.util.HashSet<TopicPartition>`: buckets by spread hash, insertion order
+    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64."""
+
+    __slots__ = ("cap", "items")
+
+    def __init__(self) -> None:
+        self.cap = 16
+        self.items: dict[int, tuple[int, int]] = {}
+
+    def add(self, pid: int, spread: int, seq: int) -> None:
+        items = self.items
+        items[pid] = (spread, seq)
+        if self.cap < 64:
+            mask = self.cap - 1
+            bucket = spread & mask
+            if sum(1 for s, _ in items.values() if s & mask == bucket) >= 9:
+                self.cap *= 2
+        if len(items) > self.cap * 3 // 4:
+            self.cap *= 2
+
+    def first(self) -> int:
+        mask = self.cap - 1
+        return min(self.items, key=lambda p: (self.items[p][0] & mask, self.items[p][1]))
+
+
+class _PartitionMovements:
+    """Java's `PartitionMovements`: net (from -> to) member pairs per topic, used to move a partition
+    back instead of creating a 2-cycle."""
+
+    def __init__(self, spec: GroupSpec) -> None:
+        self.topic = spec.partition_topic
+        self.number = spec.partition_number
+        self.topic_hash = [java_string_hash(n) for n in spec.topic_names]
+        self.record: dict[int, tuple[int, int]] = {}
+        self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
+        self.seq = 0
+
+    def _spread(self, pid: int) -> int:
+        h = (31 * (31 + int(self.number[pid])) + self.topic_hash[int(self.topic[pid])]) & 0xFFFFFFFF
+        return h ^ (h >> 16)
+
+    def _remove(self, pid: int) -> tuple[int, int]:
+        pair = self.record.pop(pid)
+        t = int(self.topic[pid])
+        pairs = self.by_topic[t]
+        s = pairs[pair]
+        del s.items[pid]
+        if not s.items:
+            del pairs[pair]
+            if not pairs:
+                del self.by_topic[t]
+        return pair
+
+    def _add(self, pid: int, pair: tuple[int, int]) -> None:
+        self.record[pid] = pair
+        pairs = self.by_topic.setdefault(int(self.topic[pid]), {})
+        s = pairs.get(pair)
+        if s is None:
+            s = pairs[pair] = _JavaHashSet()
+        self.seq += 1
+        s.add(pid, self._spread(pid), self.seq)
+
+    def actual_partition(self, pid: int, old: int, new: int) -> int:
+        pairs = self.by_topic.get(int(self.topic[pid]))
+        if pairs is None:
+            return pid
+        rec = self.record.get(pid)
+        if rec is not None:
+            old = rec[0]
+        s = pairs.get((new, old))
+        return pid if s is None else s.first()
+
+    def move(self, pid: int, old: int, new: int) -> None:
+        rec = self.record.get(pid)
+        if rec is None:
+            self._add(pid, (old, new))
+        else:
+            self._remove(pid)
+            if rec[0] != new:
+                self._add(pid, (rec[0], new))
+
+
+def _balance_score(sizes: np.ndarray) -> int:
+    """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
+    s = np.sort(sizes).astype(np.int64)
+    n = s.size
+    score = int(np.dot(s, 2 * np.arange(n, dtype=np.int64) - n + 1)) if n else 0
+    score &= 0xFFFFFFFF
+    return score - (1 << 32) if score & 0x80000000 else score
+
+
+class _GeneralBuilder:
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        spec = ctx.spec
+        m = ctx.num_members
+        self.owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
+        self.stamp = np.zeros(ctx.num_partitions, dtype=np.int64)
+        self.next_stamp = 0
+        n_topics = len(spec.topic_names)
+        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
+        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
+        by_topic = np.argsort(sub_topic, kind="stable")
+        self.num_subs = np.bincount(sub_topic, minlength=n_topics)
+        self.topic_subs = np.split(sub_member[by_topic], np.cumsum(self.num_subs)[:-1])
+        self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
+        self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
+        self.sizes = np.zeros(m, dtype=np.int64)
+        keys = {t: (int(self.num_subs[t]), java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
+        self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
+        self.sorted_all = _topic_blocks(spec, self.sorted_topics)
+
+    # -- setup ---------------------------------------------------------------------------------------
+
+    def _prev_assignment(self) -> tuple[np.ndarray, np.ndarray]:
+        ctx = self.ctx
+        gens = ctx.generations
+        max_gen = max(-1, int(gens.max()))
+        prev_owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
+        prev_gen = np.full(ctx.num_partitions, -2, dtype=np.int64)
+        for m, ids in enumerate(ctx.spec.owned):
+            g = int(gens[m])
+            if ids.size and g < max_gen:
+                update = (prev_owner[ids] < 0) | (g > prev_gen[ids])
+                prev_owner[ids[update]] = m
+                prev_gen[ids[update]] = g
+        return prev_owner, prev_gen
+
+    def subscribes(self, members: np.ndarray, topics: np.ndarray) -> np.ndarray:
+        """Elementwise: does member i subscribe to topic i (with metadata)?"""
+        codes = members * len(self.ctx.spec.topic_names) + topics
+        at = np.minimum(np.searchsorted(self.sub_codes, codes), max(self.sub_codes.size - 1, 0))
+        return self.sub_codes[at] == codes if self.sub_codes.size else np.zeros(codes.size, dtype=bool)
+
+    def _keep_owned(self) -> bool:
+        """Owned partitions stay where they are unless the member dropped the topic or (rack logic)
+        holds no replica of it; either of those makes `revocationRequired`."""
+        ctx = self.ctx
+        ids, members = ctx.own_ids, ctx.own_members
+        if not ids.size:
+            return False
+        ok = self.subscribes(members, ctx.partition_topic[ids])
+        if ctx.rack_on:
+            ok &= ~(ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0))
+        revocation_required = not ok.all()
+        ids, members = ids[ok], members[ok]
+        self.owner[ids] = members
+        self.stamp[ids] = np.arange(ids.size)
+        self.next_stamp = ids.size
+        self.sizes += np.bincount(members, minlength=ctx.num_members)
+        return revocation_required
+
+    # -- assigning the unassigned --------------------------------------------------------------------
+
+    def _assign_rack_matching(self, unassigned: np.ndarray) -> np.ndarray:
+        """Java's rack pass: each partition to the least loaded (size, member id) subscriber of its topic
+        that has no rack or a rack holding a replica; the others are left for the plain pass. One topic
+        run at a time, with a lazily refreshed heap per distinct replica-rack set."""
+        ctx = self.ctx
+        left: list[np.ndarray] = []
+        topics = ctx.partition_topic[unassigned]
+        cuts = np.flatnonzero(np.diff(topics)) + 1
+        rank = ctx.id_rank.tolist()
+        for run in np.split(unassigned, cuts):
+            cands = self.topic_subs[int(ctx.partition_topic[run[0]])]
+            if not cands.size:
+                left.append(run)
+                continue
+            pbits = ctx.partition_bits[run]
+            classes = np.unique(pbits).tolist()
+            no_rack = ~ctx.has_rack[cands]
+            sizes = self.sizes.tolist()
+            heaps: dict[int, list[tuple[int, int, int]]] = {}
+            member_classes: dict[int, list[int]] = {}
+            for b in classes:
+                ok = no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)
+                members = cands[ok].tolist()
+                heaps[b] = [(sizes[m], rank[m], m) for m in members]
+                heapq.heapify(heaps[b])
+                for m in members:
+                    member_classes.setdefault(m, []).append(b)
+            got = np.full(run.size, -1, dtype=np.int64)
+            for i, b in enumerate(pbits.tolist()):
+                heap = heaps[b]
+                while heap and heap[0][0] != sizes[heap[0][2]]:
+                    heapq.heappop(heap)
+                if not heap:
+                    continue
+                m = heap[0][2]
+                got[i] = m
+                sizes[m] += 1
+                for c in member_classes[m]:
+                    heapq.heappush(heaps[c], (sizes[m], rank[m], m))
+            placed = got >= 0
+            ids = run[placed]
+            self.owner[ids] = got[placed]
+            self.stamp[ids] = np.arange(self.next_stamp, self.next_stamp + ids.size)
+            self.next_stamp += ids.size
+            np.add.at(self.sizes, got[placed], 1)
+            left.append(run[~placed])
+        return np.concatenate(left) if left else _EMPTY
+
+    def _water_fill(self, pids: np.ndarray) -> None:
+        """Give each partition of a run (one topic) to the least loaded subscriber by (size, member id),
+        one after the other: member m's k-th new partition comes at "level" size_m + k, and the
+        partitions go out in (level, id) order."""
+        ctx = self.ctx
+        n = pids.size
+        cands = self.topic_subs[int(ctx.partition_topic[pids[0]])]
+        if not cands.size:
+            return
+        s = self.sizes[cands]
+        rank = ctx.id_rank[cands]
+        lo, hi = int(s.min()), int(s.min()) + n
+        while lo < hi:  # largest level L with sum(max(0, L - s)) <= n
+            mid = (lo + hi + 1) // 2
+            if int(np.maximum(mid - s, 0).sum()) <= n:
+                lo = mid
+            else:
+                hi = mid - 1
+        full = np.maximum(lo - s, 0)
+        extra = n - int(full.sum())
+        take = full.copy()
+        if extra:
+            at_level = np.flatnonzero(s <= lo)
+            chosen = at_level[np.argsort(rank[at_level])[:extra]]
+            take[chosen] += 1
+        members = np.repeat(np.arange(cands.size), take)
+        first = np.repeat(np.cumsum(take) - take, take)
+        levels = s[members] + np.arange(n) - first
+        order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
+        recipients = cands[members[order]]
+        self.owner[pids] = recipients
+        self.stamp[pids] = np.arange(self.next_stamp, self.next_stamp + n)
+        self.next_stamp += n
+        self.sizes[cands] += take
+
+    def _assign_plain(self, pids: np.ndarray) -> None:
+        if not pids.size:
+            return
+        topics = self.ctx.partition_topic[pids]
+        cuts = np.flatnonzero(np.diff(topics)) + 1
+        for run in np.split(pids, cuts):
+            self._water_fill(run)
+
+    # -- balancing -----------------------------------------------------------------------------------
+
+    def build(self) -> list[np.ndarray]:
+        ctx = self.ctx
+        spec = ctx.spec
+        prev_owner, _ = self._prev_assignment()
+        revocation_required = self._keep_owned()
+        unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
+        initializing = not self.sizes.any()
+        todo = unassigned
+        if ctx.rack_on and todo.size:
+            todo = self._assign_rack_matching(todo)
+        self._assign_plain(todo)
+
+        movable_topic = self.num_subs >= 2
+        ptopic = ctx.partition_topic
+        movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
+        movable_unassigned = unassigned[movable_topic[ptopic[unassigned]]]
+        holds_movable = np.zeros(ctx.num_members, dtype=bool)
+        owners = self.owner[movable_all]
+        holds_movable[owners[owners >= 0]] = True
+        self.active = (self.sizes < self.max_size) | holds_movable
+        self.active_idx = np.flatnonzero(self.active)
+        self.balance = _balance_tracker(self, movable_topic)
+
+        # prevAssignment owners that can take the partition back (see the module docstring)
+        ids = np.flatnonzero(prev_owner >= 0)
+        if ids.size:
+            prev = prev_owner[ids]
+            ok = self.active[prev] & self.subscribes(prev, ptopic[ids])
+            prev_owner[ids[~ok]] = -1
+        self.prev_owner = prev_owner
+        self.movements = _PartitionMovements(spec)
+
+        pre_owner, pre_stamp, pre_sizes = self.owner.copy(), self.stamp.copy(), self.sizes.copy()
+        pre_score = _balance_score(self.sizes[self.active_idx])
+        if not revocation_required:
+            self._perform_reassignments(movable_unassigned)
+        performed = self._perform_reassignments(movable_all)
+        if not initializing and performed and _balance_score(self.sizes[self.active_idx]) >= pre_score:
+            self.owner, self.stamp, self.sizes = pre_owner, pre_stamp, pre_sizes
+        return self._result()
+
+    def _perform_reassignments(self, partitions: np.ndarray) -> bool:
+        performed = False
+        total = partitions.size
+        if not total:
+            return False
+        ctx = self.ctx
+        ptopic = ctx.partition_topic
+        rank = ctx.id_rank
+        n_members = ctx.num_members
+        balance = self.balance
+        balanced = balance.balanced()
+        chunk = 256
+        while True:
+            modified = False
+            pos = 0
+            while pos < total and not balanced:
+                window = partitions[pos : pos + chunk]
+                owner = self.owner[window]
+                size = self.sizes[owner]
+                prev = self.prev_owner[window]
+                back = (prev >= 0) & (size > self.sizes[prev] + 1)
+                away = balance.min_sub[ptopic[window]] + 1 < size
+                hits = np.flatnonzero(back | away)
+                if not hits.size:
+                    pos += window.size
+                    chunk = min(chunk * 2, 65536)
+                    continue
+                j = int(hits[0])
+                p = int(window[j])
+                if back[j]:
+                    target = int(prev[j])
+                else:
+                    cands = self.topic_subs[int(ptopic[p])]
+                    target = int(cands[np.argmin(self.sizes[cands] * n_members + rank[cands])])
+                q = self.movements.actual_partition(p, int(owner[j]), target)
+                old = int(self.owner[q])
+                self.movements.move(q, old, target)
+                self.owner[q] = target
+                self.stamp[q] = self.next_stamp
+                self.next_stamp += 1
+                self.sizes[old] -= 1
+                self.sizes[target] += 1
+                performed = modified = True
+                balance.moved(old, target, q)
+                balanced = balance.balanced()
+                pos += j + 1
+                chunk = 256
+            if not modified:
+                return performed
+
+    def _result(self) -> list[np.ndarray]:
+        ids = np.flatnonzero(self.owner >= 0)
+        owners = self.owner[ids]
+        order = np.lexsort((self.stamp[ids], owners))
+        ids = ids[order]
+        counts = np.bincount(owners, minlength=self.ctx.num_members)
+        ends = np.cumsum(counts)
+        return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
+
+
+def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
+    """The incremental tracker when its tables fit in memory, else the full re-evaluation."""
+    k = int(np.count_nonzero(movable_topic))
+    width = int(builder.sizes.max(initial=0)) + 2
+    if k * max(width, builder.ctx.num_members) <= 1 << 25:
+        return _IncrementalBalance(builder, movable_topic)
+    return _FullBalance(builder, movable_topic)
+
+
+class _FullBalance:
+    """Java's `isBalanced` (post KAFKA-15106) over the topics that can move (the others never break
+    balance): false iff some member could take a partition of one of its topics from a member holding
+    2+ more. Sizes only change on a move, so it is re-evaluated once per move. Keeps `min_sub`, the
+    least subscriber size per topic, for the "can this partition move" test."""
+
+    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
+        self.b = builder
+        spec = builder.ctx.spec
+        topics = np.flatnonzero(movable_topic)
+        self.topics = topics
+        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
+        if topics.size:
+            self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
+            self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))
+            self.part_flat = _topic_blocks(spec, topics.tolist())
+            self.part_off = np.concatenate(([0], np.cumsum(spec.topic_sizes[topics])[:-1]))
+
+    def moved(self, old: int, new: int, pid: int) -> None:
+        pass
+
+    def balanced(self) -> bool:
+        b = self.b
+        sizes = b.sizes
+        act = sizes[b.active_idx]
+        if not act.size or act.min() >= act.max() - 1 or not self.topics.size:
+            return True
+        min_sub = np.minimum.reduceat(sizes[self.sub_flat], self.sub_off)
+        max_own = np.maximum.reduceat(sizes[b.owner[self.part_flat]], self.part_off)
+        self.min_sub[self.topics] = min_sub
+        return not bool(np.any(max_own > min_sub + 1))
+
+
+class _IncrementalBalance(_FullBalance):
+    """`isBalanced` kept up to date move by move: per movable topic, histograms of its subscribers' sizes
+    and of its holders' sizes (a holder counted once), partitions held per (topic, member), and the
+    number of topics whose largest holder has 2+ more than its smallest subscriber."""
+
+    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
+        self.b = builder
+        ctx = builder.ctx
+        spec = ctx.spec
+        m = ctx.num_members
+        topics = np.flatnonzero(movable_topic)
+        self.topics = topics
+        k = topics.size
+        self.compact = np.full(len(spec.topic_names), -1, dtype=np.int64)
+        self.compact[topics] = np.arange(k)
+        sizes = builder.sizes
+        width = self.width = int(sizes.max(initial=0)) + 2
+        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
+        # subscriptions to movable topics (all of them by active members)
+        sub_topic = np.concatenate(spec.member_topics).astype(np.int64) if m else _EMPTY
+        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
+        keep = movable_topic[sub_topic]
+        sub_k, sub_member = self.compact[sub_topic[keep]], sub_member[keep]
+        self.subs_of = np.split(sub_k, np.cumsum(np.bincount(sub_member, minlength=m))[:-1])
+        self.hsub = np.zeros((k, width), dtype=np.int32)
+        np.add.at(self.hsub, (sub_k, sizes[sub_member]), 1)
+        parts = _topic_blocks(spec, topics.tolist())
+        self.held = np.zeros((m, k), dtype=np.int32)  # partitions of topic k held by member m
+        np.add.at(self.held, (builder.owner[parts], self.compact[ctx.partition_topic[parts]]), 1)
+        hm, hk = np.nonzero(self.held)
+        self.hown = np.zeros((k, width), dtype=np.int32)
+        np.add.at(self.hown, (hk, sizes[hm]), 1)
+        self.hact = np.bincount(sizes[builder.active_idx], minlength=width)
+        active_sizes = sizes[builder.active_idx]
+        self.gmin = int(active_sizes.min()) if active_sizes.size else 0
+        self.gmax = int(active_sizes.max()) if active_sizes.size else 0
+        self.kmin = np.zeros(k, dtype=np.int64)
+        self.kmax = np.zeros(k, dtype=np.int64)
+        self.viol = np.zeros(k, dtype=bool)
+        self.violations = 0
+        self._refresh(np.arange(k))
+
+    def _refresh(self, ks: np.ndarray) -> None:
+        if not ks.size:
+            return
+        self.kmin[ks] = np.argmax(self.hsub[ks] > 0, axis=1)
+        self.kmax[ks] = self.width - 1 - np.argmax(self.hown[ks, ::-1] > 0, axis=1)
+        self.min_sub[self.topics[ks]] = self.kmin[ks]
+        viol = self.kmax[ks] > self.kmin[ks] + 1
+        self.violations += int(viol.sum()) - int(self.viol[ks].sum())
+        self.viol[ks] = viol
+
+    def _recount(self, ks: np.ndarray) -> None:
+        viol = self.kmax[ks] > self.kmin[ks] + 1
+        self.violations += int(np.count_nonzero(viol)) - int(np.count_nonzero(self.viol[ks]))
+        self.viol[ks] = viol
+        self.min_sub[self.topics[ks]] = self.kmin[ks]
+
+    def moved(self, old: int, new: int, pid: int) -> None:
+        """Account for one partition of `pid`'s topic having moved from `old` to `new` (sizes already
+        updated): old shrank by one, new grew by one."""
+        b = self.b
+        s_old = int(b.sizes[old]) + 1  # sizes before the move
+        s_new = int(b.sizes[new]) - 1
+        k = int(self.compact[b.ctx.partition_topic[pid]])
+        held, hown, hsub, kmin, kmax = self.held, self.hown, self.hsub, self.kmin, self.kmax
+        row_old, row_new = held[old], held[new]
+        row_old[k] -= 1
+        held_old = row_old.nonzero()[0]
+        hown[held_old, s_old] -= 1
+        hown[held_old, s_old - 1] += 1
+        if not row_old[k]:
+            hown[k, s_old] -= 1
+        row_new[k] += 1
+        if row_new[k] == 1:
+            hown[k, s_new] += 1  # moved up with the others just below
+        held_new = row_new.nonzero()[0]
+        hown[held_new, s_new] -= 1
+        hown[held_new, s_new + 1] += 1
+        subs_old, subs_new = self.subs_of[old], self.subs_of[new]
+        hsub[subs_old, s_old] -= 1
+        hsub[subs_old, s_old - 1] += 1
+        hsub[subs_new, s_new] -= 1
+        hsub[subs_new, s_new + 1] += 1
+        # least subscriber: old's topics may go down to s_old - 1, new's may leave level s_new
+        kmin[subs_old] = np.minimum(kmin[subs_old], s_old - 1)
+        up = subs_new[(kmin[subs_new] == s_new) & (hsub[subs_new, s_new] == 0)]
+        kmin[up] = s_new + 1
+        # largest holder: old's topics may leave level s_old, new's reach s_new + 1, k may drop further
+        down = held_old[(kmax[held_old] == s_old) & (hown[held_old, s_old] == 0)]
+        kmax[down] = s_old - 1
+        kmax[held_new] = np.maximum(kmax[held_new], s_new + 1)
+        while not hown[k, kmax[k]]:
+            kmax[k] -= 1
+        hact = self.hact
+        hact[s_old] -= 1
+        hact[s_old - 1] += 1
+        hact[s_new] -= 1
+        hact[s_new + 1] += 1
+        self.gmin = min(self.gmin, s_old - 1)
+        while not hact[self.gmin]:
+            self.gmin += 1
+        self.gmax = max(self.gmax, s_new + 1)
+        while not hact[self.gmax]:
+            self.gmax -= 1
+        self._recount(subs_old)  # one after the other: a topic in both is simply counted again
+        self._recount(subs_new)
+
+    def balanced(self) -> bool:
+        return self.gmin >= self.gmax - 1 or not self.violations
