@@ -83,8 +83,10 @@ class RangeAssignor:
         `(topics, subscribers, quota, placed)`, `placed[p]` being the subscriber position partition p went
         to (-1: left for the classic pass), the same in every topic of the group."""
         bits = spec.partition_rack_bits
+        if bits is None:
+            return []
         has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
-        if bits is None or not has_rack.any():
+        if not has_rack.any():
             return []
         member_bits = spec.member_rack_bit
         starts, sizes = spec.topic_start, spec.topic_sizes

@@ -25,12 +25,15 @@ Deliberate deviation: Java's `performReassignments` may hand a partition back to
 owner even when that member no longer subscribes to the topic (an invalid assignment), or throw a
 NullPointerException when that member is "fixed"; we skip the prevAssignment rule in those two cases.
 Not modelled: treeified `HashSet` buckets (9+ colliding moved partitions of one topic between the same
-two members, in a set of capacity >= 64). Rack-aware passes run one partition at a time in Python.
+two members, in a set of capacity >= 64). The rack-aware passes go one partition at a time (a bisection
+per replica rack in the constrained builder, a heap step in the general one), so they are the slow part.
 """
 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -221,8 +224,8 @@ class _ConstrainedBuilder:
         self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         self.kept: list[np.ndarray] = []
         self.size: list[int] = []
-        # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where chunk k of
-        # `ids` goes to members[k % len(members)] (one round-robin round after the other)
+        # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where id k goes to
+        # members[k % len(members)] (`rounds` round-robin rounds one after the other; 0: one id each)
         self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []
 
     def build(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
@@ -310,55 +313,100 @@ class _ConstrainedBuilder:
 
     def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
         """Step C: a cursor over the under-min members (wrapping) to the first whose rack holds a
-        replica, else the first rack-matching exact-min member; unmatched partitions wait for step D."""
+        replica, else the first rack-matching exact-min member; unmatched partitions wait for step D.
+
+        Java's cursor is an index into a shrinking list; here it is a position in the initial list
+        ("the first member still there at or after it"), and each rack keeps the sorted positions of
+        its under-min members, so a lookup is a bisection per replica rack instead of a scan."""
         ctx = self.ctx
         pbits = ctx.partition_bits.tolist()
         mbits = ctx.member_bits.tolist()
-        under, exact, size = self.under, self.exact, self.size
+        size = self.size
         min_q, max_q = self.min_quota, self.max_quota
-        nxt = 0
+        under0 = list(self.under)
+        n0 = len(under0)
+        alive = [True] * n0
+        rack_of = [m.bit_length() - 1 for m in mbits]  # one rack bit per member (-1: none)
+        by_rack: dict[int, list[int]] = {}
+        for pos, m in enumerate(under0):
+            if rack_of[m] >= 0:
+                by_rack.setdefault(rack_of[m], []).append(pos)
+        # the exact-min list: entries (seq, member) in list order, valid while `exact_seq` says so
+        exact_log: list[tuple[int, int]] = []
+        exact_seq: dict[int, int] = {}
+        exact_by_rack: dict[int, deque[tuple[int, int]]] = {}
+
+        def exact_add(m: int) -> None:
+            entry = (len(exact_log), m)
+            exact_log.append(entry)
+            exact_seq[m] = entry[0]
+            if rack_of[m] >= 0:
+                exact_by_rack.setdefault(rack_of[m], deque()).append(entry)
+
+        for m in self.exact:
+            exact_add(m)
+        racks_of_bits: dict[int, list[int]] = {}
+        cursor = 0
+        n_alive = n0
         left: list[int] = []
         got_members: list[int] = []
         got_ids: list[int] = []
         for p in unassigned.tolist():
             pb = pbits[p]
             consumer = -1
-            idx = -1
             if pb:
-                n = len(under)
-                for i in range(n):
-                    j = (nxt + i) % n
-                    if mbits[under[j]] & pb:
-                        idx = j
-                        break
-            if idx >= 0:
-                consumer = under[idx]
-                count = size[consumer] + 1
-                if count >= min_q:
-                    del under[idx]
-                    if count < max_q and self.current_over < self.expected_over:
-                        exact.append(consumer)
-                else:
-                    idx += 1
-                nxt = idx % len(under) if under else 0
-            elif exact and pb:
-                for j, c in enumerate(exact):
-                    if mbits[c] & pb:
-                        consumer = c
-                        if size[c] + 1 == max_q:
-                            del exact[j]
+                racks = racks_of_bits.get(pb)
+                if racks is None:
+                    racks = racks_of_bits[pb] = [r for r in range(pb.bit_length()) if pb >> r & 1]
+                best = -1
+                best_d = n0
+                best_rack = -1
+                best_i = -1
+                for r in racks:
+                    positions = by_rack.get(r)
+                    if not positions:
+                        continue
+                    i = bisect_left(positions, cursor)
+                    if i == len(positions):
+                        i = 0
+                    d = (positions[i] - cursor) % n0
+                    if d < best_d:
+                        best, best_d, best_rack, best_i = positions[i], d, r, i
+                if best >= 0:
+                    consumer = under0[best]
+                    count = size[consumer] + 1
+                    if count >= min_q:
+                        alive[best] = False
+                        n_alive -= 1
+                        del by_rack[best_rack][best_i]
+                        if count < max_q and self.current_over < self.expected_over:
+                            exact_add(consumer)
+                    cursor = (best + 1) % n0 if n_alive else 0
+                elif exact_seq:
+                    first = None
+                    for r in racks:
+                        queue = exact_by_rack.get(r)
+                        while queue and exact_seq.get(queue[0][1]) != queue[0][0]:
+                            queue.popleft()
+                        if queue and (first is None or queue[0][0] < first[0]):
+                            first = queue[0]
+                    if first is not None:
+                        consumer = first[1]
+                        if size[consumer] + 1 == max_q:
+                            del exact_seq[consumer]
                             self.current_over += 1
                             if self.current_over == self.expected_over:
-                                exact.clear()
-                        break
+                                exact_seq.clear()
             if consumer >= 0:
                 size[consumer] += 1
                 got_members.append(consumer)
                 got_ids.append(p)
             else:
                 left.append(p)
-        for m, p in zip(got_members, got_ids, strict=True):
-            self.chunks.append((np.array([m], dtype=np.int64), np.array([p], dtype=np.int64), 1))
+        self.under = [m for pos, m in enumerate(under0) if alive[pos]]
+        self.exact = [m for seq, m in exact_log if exact_seq.get(m) == seq]
+        if got_ids:
+            self.chunks.append((np.array(got_members, dtype=np.int64), np.array(got_ids, dtype=np.int64), 0))
         return np.array(left, dtype=np.int64)
 
     def _assign_round_robin(self, unassigned: np.ndarray) -> None:
@@ -410,7 +458,13 @@ class _ConstrainedBuilder:
         moving_ids: list[np.ndarray] = []
         moving_members: list[np.ndarray] = []
         for members, ids, rounds in self.chunks:
-            if members.size == 1:
+            if rounds == 0:  # ids[i] went to members[i]
+                order = np.argsort(members, kind="stable")
+                grouped, counts = ids[order], np.bincount(members, minlength=ctx.num_members)
+                ends = np.cumsum(counts)
+                for m in np.flatnonzero(counts).tolist():
+                    pieces[m].append(grouped[ends[m] - counts[m] : ends[m]])
+            elif members.size == 1:
                 pieces[int(members[0])].append(ids)
             else:
                 rows = ids.reshape(rounds, members.size).T if rounds > 1 else ids[:, None]
@@ -418,7 +472,7 @@ class _ConstrainedBuilder:
                     pieces[m].append(row)
             prior = self.maybe_revoked[ids]
             if (prior >= 0).any() or ctx.multi is not None:
-                receivers = np.tile(members, rounds)
+                receivers = np.tile(members, max(rounds, 1))
                 moving = (prior >= 0) & (prior != receivers)
                 if ctx.multi is not None:
                     moving |= ctx.multi[ids]
@@ -592,7 +646,9 @@ class _GeneralBuilder:
     def _assign_rack_matching(self, unassigned: np.ndarray) -> np.ndarray:
         """Java's rack pass: each partition to the least loaded (size, member id) subscriber of its topic
         that has no rack or a rack holding a replica; the others are left for the plain pass. One topic
-        run at a time, with a lazily refreshed heap per distinct replica-rack set."""
+        run at a time: when each eligible member serves one replica-rack set only (no rack-less members,
+        one replica per partition) the sets are independent water-fills, else a lazily refreshed heap per
+        distinct replica-rack set."""
         ctx = self.ctx
         left: list[np.ndarray] = []
         topics = ctx.partition_topic[unassigned]
@@ -606,12 +662,24 @@ class _GeneralBuilder:
             pbits = ctx.partition_bits[run]
             classes = np.unique(pbits).tolist()
             no_rack = ~ctx.has_rack[cands]
+            eligible = [cands[no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)] for b in classes]
+            if sum(e.size for e in eligible) == np.unique(np.concatenate(eligible)).size:
+                stamps = np.arange(self.next_stamp, self.next_stamp + run.size)
+                self.next_stamp += run.size
+                unplaced = np.zeros(run.size, dtype=bool)
+                for b, members in zip(classes, eligible, strict=True):
+                    at = pbits == np.uint64(b)
+                    if members.size:
+                        self._water_fill(run[at], members, stamps[at])
+                    else:
+                        unplaced |= at
+                left.append(run[unplaced])
+                continue
             sizes = self.sizes.tolist()
             heaps: dict[int, list[tuple[int, int, int]]] = {}
             member_classes: dict[int, list[int]] = {}
-            for b in classes:
-                ok = no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)
-                members = cands[ok].tolist()
+            for b, eligible_b in zip(classes, eligible, strict=True):
+                members = eligible_b.tolist()
                 heaps[b] = [(sizes[m], rank[m], m) for m in members]
                 heapq.heapify(heaps[b])
                 for m in members:
@@ -637,15 +705,12 @@ class _GeneralBuilder:
             left.append(run[~placed])
         return np.concatenate(left) if left else _EMPTY
 
-    def _water_fill(self, pids: np.ndarray) -> None:
-        """Give each partition of a run (one topic) to the least loaded subscriber by (size, member id),
-        one after the other: member m's k-th new partition comes at "level" size_m + k, and the
-        partitions go out in (level, id) order."""
+    def _water_fill(self, pids: np.ndarray, cands: np.ndarray, stamps: np.ndarray | None = None) -> None:
+        """Give each partition of `pids`, one after the other, to the least loaded of `cands` by (size,
+        member id): member m's k-th new partition comes at "level" size_m + k, and the partitions go
+        out in (level, id) order. `stamps`: their places in the members' lists (default: next ones)."""
         ctx = self.ctx
         n = pids.size
-        cands = self.topic_subs[int(ctx.partition_topic[pids[0]])]
-        if not cands.size:
-            return
         s = self.sizes[cands]
         rank = ctx.id_rank[cands]
         lo, hi = int(s.min()), int(s.min()) + n
@@ -668,8 +733,10 @@ class _GeneralBuilder:
         order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
         recipients = cands[members[order]]
         self.owner[pids] = recipients
-        self.stamp[pids] = np.arange(self.next_stamp, self.next_stamp + n)
-        self.next_stamp += n
+        if stamps is None:
+            stamps = np.arange(self.next_stamp, self.next_stamp + n)
+            self.next_stamp += n
+        self.stamp[pids] = stamps
         self.sizes[cands] += take
 
     def _assign_plain(self, pids: np.ndarray) -> None:
@@ -678,7 +745,9 @@ class _GeneralBuilder:
         topics = self.ctx.partition_topic[pids]
         cuts = np.flatnonzero(np.diff(topics)) + 1
         for run in np.split(pids, cuts):
-            self._water_fill(run)
+            cands = self.topic_subs[int(self.ctx.partition_topic[run[0]])]
+            if cands.size:  # Java skips partitions of topics nobody can take
+                self._water_fill(run, cands)
 
     # -- balancing -----------------------------------------------------------------------------------
 
@@ -787,7 +856,7 @@ def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _Fu
     """The incremental tracker when its tables fit in memory, else the full re-evaluation."""
     k = int(np.count_nonzero(movable_topic))
     width = int(builder.sizes.max(initial=0)) + 2
-    if k * max(width, builder.ctx.num_members) <= 1 << 25:
+    if k * max(width, builder.ctx.num_members) <= 1 << 24:  # int32 tables of at most 64 MiB each
         return _IncrementalBalance(builder, movable_topic)
     return _FullBalance(builder, movable_topic)
 

@@ -562,3 +562,113 @@ def test_rack_aware_keeps_per_topic_quotas_and_completeness(seed):
                 return sorted(sum(1 for x, _ in parts if x == t) for parts in assignment.values())
 
             assert counts(result) == counts(plain)
+
+
+# --- a literal, slow transliteration of Kafka's algorithm, to cross-check the fast one ----------------------
+
+
+def kafka_range_literally(topics, members, layout, prefer):
+    """RangeAssignor.assignPartitions step by step over Python objects, as the Java code walks them:
+    `TopicAssignmentState` per topic, `assignWithRackMatching`, then `assignRanges` for every topic."""
+    order = sorted(members, key=lambda m: (0, members[m].instance_id) if members[m].instance_id is not None else (1, m))
+    consumer_racks = {m: members[m].rack for m in members if members[m].rack}
+    states = []
+    for topic, n in topics.items():
+        subs = [m for m in order if topic in members[m].topics]
+        if n == 0 or not subs:
+            continue
+        replica = layout.get(topic, [])
+        racks_of = [{r for r in replica[p] if r is not None} if p < len(replica) else set() for p in range(n)]
+        consumer_rack_set = {consumer_racks[m] for m in subs if m in consumer_racks}
+        partition_racks = dict(enumerate(racks_of)) if consumer_rack_set else {}
+        all_partition_racks = set().union(*partition_racks.values()) if partition_racks else set()
+        if not consumer_rack_set or not consumer_rack_set & all_partition_racks:
+            needs = False
+        else:
+            needs = prefer or not all(r == all_partition_racks for r in partition_racks.values())
+        states.append({
+            "topic": topic, "consumers": subs, "partition_racks": partition_racks, "needs": needs,
+            "unassigned": list(range(n)), "assigned": dict.fromkeys(subs, 0), "q": n // len(subs),
+            "extra": n % len(subs),
+        })
+    result = {m: [] for m in members}
+
+    def max_assignable(s, c):
+        return max(0, s["q"] + (1 if s["extra"] > 0 else 0) - s["assigned"][c])
+
+    def give(s, c, parts):
+        result[c].extend((s["topic"], p) for p in parts)
+        s["assigned"][c] += len(parts)
+        if s["assigned"][c] > s["q"]:
+            s["extra"] -= 1
+        s["unassigned"] = [p for p in s["unassigned"] if p not in parts]
+
+    def racks_match(s, c, p):
+        rack = consumer_racks.get(c)
+        return rack is None or (p in s["partition_racks"] and rack in s["partition_racks"][p])
+
+    def assign_ranges(s, may_assign):
+        for c in s["consumers"]:
+            if not s["unassigned"]:
+                break
+            parts = [p for p in s["unassigned"] if may_assign(s, c, p)][: max_assignable(s, c)]
+            if parts:
+                give(s, c, parts)
+
+    if any(s["needs"] for s in states):
+        groups: dict = {}
+        for s in states:
+            key = tuple((c, consumer_racks.get(c)) for c in s["consumers"])
+            groups.setdefault(key, {}).setdefault(len(s["partition_racks"]), []).append(s)
+        for by_count in groups.values():
+            for count, group in by_count.items():
+                if len(group) > 1:
+                    remaining = list(group[0]["consumers"])
+                    for p in range(count):
+                        match = next((c for c in remaining if all(
+                            racks_match(s, c, p) and max_assignable(s, c) > 0 for s in group)), None)
+                        if match is not None:
+                            for s in group:
+                                give(s, match, [p])
+                            if all(max_assignable(s, match) == 0 for s in group):
+                                remaining.remove(match)
+                                if not remaining:
+                                    break
+                elif group[0]["needs"]:
+                    assign_ranges(group[0], racks_match)
+    for s in states:
+        assign_ranges(s, lambda s, c, p: True)
+    return {m: sorted(parts) for m, parts in result.items()}
+
+
+def _co_partition_heavy_case(rng: random.Random):
+    """Few subscription profiles and few partition counts, so co-partitioned groups are common."""
+    topics = {f"t{i}": rng.choice([2, 3, 4, 4, 6, 7]) for i in range(rng.randint(1, 7))}
+    names = list(topics)
+    profiles = [rng.sample(names, rng.randint(1, len(names))) for _ in range(rng.randint(1, 3))]
+    members = {}
+    for i in range(rng.randint(1, 7)):
+        rack = rng.choice([None, "a", "b", "c", "a", "b", "c", "x", ""])
+        instance = f"i{rng.randint(0, 5)}" if rng.random() < 0.25 else None
+        members[f"m{rng.randint(0, 50)}-{i}"] = Member(rng.choice(profiles), rack=rack, instance_id=instance)
+    layout = {}
+    for t, n in topics.items():
+        kind = rng.random()
+        if kind < 0.15:
+            continue  # no replica racks known for this topic
+        entries = n if kind > 0.3 else rng.randint(0, n)  # may describe only the first partitions
+        layout[t] = [
+            rng.sample(["a", "b", "c"], rng.randint(1, 3)) + ([None] if rng.random() < 0.1 else [])
+            for _ in range(entries)
+        ]
+    return topics, members, layout
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_matches_a_literal_transliteration_of_kafkas_algorithm(seed):
+    rng = random.Random(seed)
+    topics, members, layout = _co_partition_heavy_case(rng)
+    for prefer in (False, True):
+        expected = kafka_range_literally(topics, members, layout, prefer)
+        actual = run_assignor(RangeAssignor(prefer_rack_aware_logic=prefer), topics, members, layout)
+        assert actual == expected, (topics, members, layout, prefer)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from assignors import Member, build_spec, get_assignor
-from assignors.javaorder import java_string_hash, java_string_key
+from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
 from assignors.sticky_engine import _balance_score, _JavaHashSet, sticky_outcome
 
 TP = tuple[str, int]
@@ -179,7 +179,8 @@ class JavaSticky:
         assignment = {m: [] for m in self.members}
         maybe: dict[TP, str] = {}
         assigned: set[TP] = set()
-        for m in self.members:
+        # `consumerToOwnedPartitions` is a default-capacity HashMap filled in subscription order
+        for m in hashmap_order(self.members):
             own = []
             for tp in self.owned[m]:
                 if self.mismatch(m, tp):
@@ -707,3 +708,52 @@ def test_incremental_is_balanced_agrees_with_full_evaluation_after_every_move(mo
     for _ in range(60):
         check(*skewed_group(rnd))
     assert len(checked) > 200
+
+
+def rack_group(rnd: random.Random):
+    """Identical subscriptions with racks and owned partitions: the rack-aware round robin with both
+    its under-min cursor and its exact-min list (including the list being cleared)."""
+    topics = {f"t{i}": rnd.randint(1, 12) for i in range(rnd.randint(1, 3))}
+    names = list(topics)
+    racks = ["a", "b", "c", "d"][: rnd.randint(2, 4)]
+    tps = [(t, p) for t, n in topics.items() for p in range(n)]
+    rnd.shuffle(tps)
+    members = {}
+    for i in range(rnd.randint(2, 9)):
+        owned = [tps.pop() for _ in range(min(len(tps), rnd.randint(0, 6)))]
+        members[f"m{rnd.randint(0, 99)}-{i}"] = Member(
+            names, owned=owned, generation=1, rack=rnd.choice([*racks, *racks, None, "zz"])
+        )
+    layout = {t: [rnd.sample(racks, rnd.randint(0, 2)) for _ in range(n)] for t, n in topics.items()}
+    return topics, members, layout
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rack_aware_constrained_groups_match_java_transcription(seed):
+    rnd = random.Random(7000 + seed)
+    for _ in range(100):
+        check(*rack_group(rnd), prefer=rnd.random() < 0.5)
+
+
+def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch):
+    import assignors.sticky_engine as engine
+
+    monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: engine._FullBalance(b, movable))
+    rnd = random.Random(123)
+    for _ in range(60):
+        check(*skewed_group(rnd))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_skewed_groups_with_racks_match_java_transcription(seed):
+    """performReassignments' rack branch (same target as the plain one) and the general rack pass."""
+    rnd = random.Random(8000 + seed)
+    racks = ["a", "b", "c"]
+    for _ in range(100):
+        topics, members, _ = skewed_group(rnd)
+        members = {
+            m: Member(v.topics, owned=v.owned, generation=v.generation, rack=rnd.choice([*racks, None]))
+            for m, v in members.items()
+        }
+        layout = {t: [rnd.sample(racks, rnd.randint(0, 2)) for _ in range(n)] for t, n in topics.items()}
+        check(topics, members, layout, prefer=rnd.random() < 0.3)

@@ -1,0 +1,313 @@
+"""The streaming pipeline's speed, side by side with the plain-Python loop over the same log.
+
+    python -m bench.pipeline [--events 100000] [--groups 1000] [--trickle 150] [--big-partitions 1000000]
+                             [--big-members 2000] [--skip throughput,latency,big] [--strategies ...]
+
+1. Throughput: one generated log (fixed seed) through `local.replay` (the floor: no Spark, no Kafka),
+   `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark, local Kafka
+   broker in and out, exactly-once sink). Events/s and the ratio to the plain loop; Spark start-up and
+   loading the topic are timed apart.
+2. Latency: `serve` running back to back (processingTime 0) while one event arrives every 100 ms, each a
+   membership change; event produced -> its diff readable (read_committed): p50/p95/max.
+3. One huge group (1M partitions x 2000 members): the time of one rebalance (a member leaves) through
+   the whole pipeline (`replay`, resumed from a checkpoint holding the group), next to `step` alone.
+Progress goes to stderr; the tables to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+SEED = 20261121
+TS0 = 1_732_200_000_000
+
+
+def say(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---- logs ------------------------------------------------------------------------------------------------
+class _Group:
+    """A group with a random life: members join and leave, change subscriptions, topics grow."""
+
+    def __init__(self, name: str, rng: random.Random) -> None:
+        self.name, self.rng = name, rng
+        self.topics = {f"{name}.t{i}": rng.randint(6, 48) for i in range(rng.randint(1, 3))}
+        self.members: dict[str, list[str]] = {}
+        self.serial = 0
+        self.started = False
+
+    def _subscription(self) -> list[str]:
+        names = list(self.topics)
+        return sorted(self.rng.sample(names, self.rng.randint(1, len(names))))
+
+    def next_event(self) -> dict:
+        r = self.rng
+        if not self.started:
+            self.started = True
+            return {"type": "partitions", "partitions": dict(self.topics)}
+        roll = r.random()
+        if not self.members or (roll < 0.45 and len(self.members) < 24):
+            self.serial += 1
+            member = f"{self.name}-c{self.serial}"
+            self.members[member] = self._subscription()
+            return {"type": "join", "member": member, "topics": self.members[member]}
+        if roll < 0.75 and len(self.members) > 1:
+            member = r.choice(list(self.members))
+            del self.members[member]
+            return {"type": "leave", "member": member}
+        if roll < 0.9:
+            member = r.choice(list(self.members))
+            self.members[member] = self._subscription()
+            return {"type": "subscribe", "member": member, "topics": self.members[member]}
+        topic = r.choice(list(self.topics))
+        self.topics[topic] += r.randint(1, 8)
+        return {"type": "partitions", "partitions": {topic: self.topics[topic]}}
+
+
+def generate_log(path: Path, events: int, groups: int, seed: int = SEED) -> Path:
+    """`events` membership events over `groups` groups, interleaved at random, one JSON object per line."""
+    rng = random.Random(seed)
+    gs = [_Group(f"g{i:05d}", random.Random(rng.getrandbits(64))) for i in range(groups)]
+    with path.open("w") as f:
+        for n in range(events):
+            g = gs[n] if n < groups else rng.choice(gs)  # every group starts early, then random interleaving
+            f.write(json.dumps({"group": g.name, **g.next_event(), "ts": TS0 + n * 10}, separators=(",", ":")))
+            f.write("\n")
+    return path
+
+
+def big_group_events(partitions: int, members: int) -> Iterator[dict]:
+    """Members join an empty group (cheap rounds), then one metadata event gives it `partitions`."""
+    topics = [f"big.t{i:03d}" for i in range(100)]
+    for m in range(members):
+        yield {"group": "big", "type": "join", "member": f"big-c{m:05d}", "topics": topics}
+    per, extra = divmod(partitions, len(topics))
+    yield {"group": "big", "type": "partitions",
+           "partitions": {t: per + (i < extra) for i, t in enumerate(topics)}}
+
+
+# ---- the three measurements -------------------------------------------------------------------------------
+def _rate(n: int, secs: float) -> str:
+    return f"{n / secs:,.0f}" if secs > 0 else "-"
+
+
+def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[str, float, str]]:
+    from streaming.local import read_jsonl, replay
+    from streaming.replay import replay_log
+
+    log = generate_log(work / "throughput.jsonl", args.events, args.groups)
+    say(f"log: {args.events} events over {args.groups} groups -> {log}")
+    cfg = _config(args)
+    rows: list[tuple[str, float, str]] = []
+
+    say("plain-Python loop (local.replay)...")
+    t = time.perf_counter()
+    n_out = 0
+    for i, _ in enumerate(replay(read_jsonl(log), cfg, max_events_per_batch=None)):
+        n_out = i + 1
+    local_s = time.perf_counter() - t
+    rows.append(("local.replay (plain Python)", local_s, f"{n_out} records"))
+    say(f"  {local_s:.1f}s ({_rate(args.events, local_s)} events/s)")
+
+    say("warming Spark up (a 200-event replay, not timed)...")
+    replay_log(spark, generate_log(work / "warmup.jsonl", 200, 20, seed=SEED + 1), work / "warmup-out", cfg,
+               progress=None)
+    say("replay (Spark, files)...")
+    t = time.perf_counter()
+    replay_log(spark, log, work / "replay-out", cfg, max_events_per_batch=args.max_events_per_batch)
+    replay_s = time.perf_counter() - t
+    rows.append(("rebalance replay (Spark, files)", replay_s, f"batches of {args.max_events_per_batch or 'all'}"))
+    say(f"  {replay_s:.1f}s ({_rate(args.events, replay_s)} events/s)")
+
+    from streaming.broker import LocalBroker
+    from streaming.loader import load_log
+    from streaming.serve import ServeTopics, ensure_serve_topics, serve_events
+
+    with LocalBroker() as broker:
+        topics = ServeTopics()
+        ensure_serve_topics(broker.bootstrap, topics)
+        say("loading the events topic...")
+        t = time.perf_counter()
+        load_log(log, broker.bootstrap, topics.events, progress=None)
+        load_s = time.perf_counter() - t
+        say(f"  loaded in {load_s:.1f}s; serve --once (Spark, Kafka, exactly-once sink)...")
+        t = time.perf_counter()
+        serve_events(spark, broker.bootstrap, cfg, checkpoint=str(work / "serve-ckpt"), topics=topics, once=True,
+                     max_events_per_batch=args.max_events_per_batch)
+        serve_s = time.perf_counter() - t
+    rows.append(("rebalance serve --once (Spark, Kafka)", serve_s, f"+ {load_s:.1f}s to load the topic"))
+    say(f"  {serve_s:.1f}s ({_rate(args.events, serve_s)} events/s)")
+    print(f"\nThroughput: {args.events:,} events, {args.groups:,} groups, strategies {','.join(cfg.strategies)}")
+    print(f"{'path':40} {'seconds':>9} {'events/s':>10} {'vs plain loop':>14}  note")
+    for name, secs, note in rows:
+        print(f"{name:40} {secs:9.1f} {_rate(args.events, secs):>10} {local_s / secs:13.2f}x  {note}")
+    return rows
+
+
+def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
+    from kafka import KafkaConsumer, KafkaProducer
+
+    from assignors.partitioner import partition_for_key
+    from streaming.broker import LocalBroker
+    from streaming.job import wait_started
+    from streaming.serve import ServeTopics, ensure_serve_topics, start_serve
+
+    cfg = _config(args)
+    groups = [f"live-{i}" for i in range(10)]
+    with LocalBroker() as broker:
+        topics = ServeTopics()
+        ensure_serve_topics(broker.bootstrap, topics)
+        producer = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", linger_ms=0)
+        parts = len(producer.partitions_for(topics.events))
+        produced: dict[tuple[int, int], float] = {}
+
+        def send(event: dict) -> tuple[int, int]:
+            key = event["group"].encode()
+            meta = producer.send(topics.events, key=key, value=json.dumps(event).encode(),
+                                 partition=partition_for_key(key, parts)).get(timeout=30)
+            produced[(meta.partition, meta.offset)] = time.perf_counter()
+            return meta.partition, meta.offset
+
+        for g in groups:
+            send({"group": g, "type": "partitions", "partitions": {f"{g}.t": 12}})
+        query = start_serve(spark, broker.bootstrap, cfg, checkpoint=str(work / "latency-ckpt"), topics=topics)
+        arrived: dict[tuple[int, int], float] = {}
+        measured: list[tuple[int, int]] = []
+        stop = threading.Event()
+
+        def consume() -> None:
+            consumer = KafkaConsumer(topics.diffs, bootstrap_servers=broker.bootstrap, group_id=None,
+                                     isolation_level="read_committed", auto_offset_reset="earliest")
+            while not stop.is_set():
+                for records in consumer.poll(timeout_ms=50).values():
+                    now = time.perf_counter()
+                    for r in records:
+                        src = json.loads(r.value)["cause"]["source"]
+                        arrived.setdefault((src["partition"], src["offset"]), now)
+            consumer.close()
+
+        reader = threading.Thread(target=consume, daemon=True)
+        reader.start()
+        try:
+            wait_started(query)
+            warm, total = args.trickle_warmup, args.trickle_warmup + args.trickle
+            say(f"warming up ({warm} events)...")
+            for i in range(total):
+                if i == warm:
+                    say(f"measuring {args.trickle} events, one every 100 ms...")
+                g = groups[i % len(groups)]
+                key = send({"group": g, "type": "join", "member": f"m{i}", "topics": [f"{g}.t"]})
+                if i >= warm:
+                    measured.append(key)
+                if i % 50 == 49:
+                    say(f"  {i + 1}/{total} sent, {len(arrived)} diffs seen")
+                time.sleep(0.1)
+            deadline = time.monotonic() + 60
+            while not all(k in arrived for k in measured) and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            query.stop()
+            reader.join(10)
+            producer.close()
+    lat = [arrived[k] - produced[k] for k in measured if k in arrived]
+    missing = len(measured) - len(lat)
+    q = statistics.quantiles(lat, n=20, method="inclusive") if len(lat) >= 2 else [float("nan")] * 19
+    print(f"\nLatency, event produced -> its diff readable (read_committed), one event / 100 ms, "
+          f"processingTime 0, strategies {','.join(cfg.strategies)}:")
+    print(f"  events {len(lat)} (missing {missing})   p50 {statistics.median(lat) * 1000:,.0f} ms   "
+          f"p95 {q[18] * 1000:,.0f} ms   max {max(lat) * 1000:,.0f} ms")
+    return lat
+
+
+def bench_big_group(args: argparse.Namespace, spark, work: Path) -> None:
+    from streaming.group_state import SourceRecord, step
+    from streaming.replay import replay_log
+
+    cfg = _config(args)
+    log = work / "big" / "big.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    events = list(big_group_events(args.big_partitions, args.big_members))
+    with log.open("w") as f:
+        for e in events:
+            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+    say(f"big group: {args.big_members} joins, then {args.big_partitions:,} partitions (one rebalance)...")
+    ckpt, out = work / "big-ckpt", work / "big-out"
+    t = time.perf_counter()
+    replay_log(spark, log, out, cfg, checkpoint=ckpt)
+    setup_s = time.perf_counter() - t
+    say(f"  set up in {setup_s:.1f}s; now one member leaves (one rebalance of the whole group)...")
+    leave = {"group": "big", "type": "leave", "member": "big-c00000"}
+    with log.open("a") as f:
+        f.write(json.dumps(leave) + "\n")
+    t = time.perf_counter()
+    replay_log(spark, log, out, cfg, checkpoint=ckpt)
+    leave_s = time.perf_counter() - t
+
+    say("  the same two events through step() alone (no Spark)...")
+    state = None
+    records = [SourceRecord(json.dumps(e).encode(), None, {"file": "big.jsonl", "line": i + 1}, (0, i + 1), None)
+               for i, e in enumerate(events)]
+    state, _ = step("big", None, records, cfg, 0)
+    t = time.perf_counter()
+    step("big", state, [SourceRecord(json.dumps(leave).encode(), None, {}, (0, len(events) + 1), None)], cfg, 0)
+    step_s = time.perf_counter() - t
+    print(f"\nOne rebalance of a group of {args.big_partitions:,} partitions x {args.big_members:,} members "
+          f"(a member leaves), strategies {','.join(cfg.strategies)}:")
+    print(f"  through the pipeline (replay, resumed from checkpoint): {leave_s:6.1f} s")
+    print(f"  step() alone (state machine + assignors):               {step_s:6.1f} s")
+    print(f"  (building the group: {setup_s:.1f} s through the pipeline)")
+
+
+def _config(args: argparse.Namespace):
+    from streaming.config import Limits, PipelineConfig, parse_strategies
+
+    return PipelineConfig(parse_strategies(args.strategies), Limits())
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--events", type=int, default=100_000)
+    p.add_argument("--groups", type=int, default=1_000)
+    p.add_argument("--max-events-per-batch", type=int, default=None)
+    p.add_argument("--strategies", default="sticky,cooperative-sticky")
+    p.add_argument("--trickle", type=int, default=150, help="measured events of the latency run")
+    p.add_argument("--trickle-warmup", type=int, default=20)
+    p.add_argument("--big-partitions", type=int, default=1_000_000)
+    p.add_argument("--big-members", type=int, default=2_000)
+    p.add_argument("--skip", default="", help="comma-separated: throughput, latency, big")
+    p.add_argument("--workdir", default=None, help="keep logs and outputs here (default: a temp dir)")
+    args = p.parse_args(argv)
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+
+    from streaming.spark_session import build_spark
+
+    with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
+        work = Path(args.workdir or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        say("starting Spark (local[2])...")
+        t = time.perf_counter()
+        spark = build_spark(app_name="bench-pipeline")
+        say(f"  Spark up in {time.perf_counter() - t:.1f}s")
+        if "throughput" not in skip:
+            bench_throughput(args, spark, work)
+        if "latency" not in skip:
+            bench_latency(args, spark, work)
+        if "big" not in skip:
+            bench_big_group(args, spark, work)
+        spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
