@@ -1,0 +1,141 @@
+"""min_moves against brute force over every assignment, on small random groups."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from whatif import optimality
+from whatif.optimality import min_moves, moves
+
+
+def brute_force(prev, new, topic, subscribed) -> int:
+    """Try every assignment with new's loads (each partition: nobody or a subscriber)."""
+    num_members = subscribed.shape[0]
+    loads = np.bincount(new[new >= 0], minlength=num_members)
+    choices = [[-1, *np.flatnonzero(subscribed[:, t]).tolist()] for t in topic]
+    best = None
+    for assignment in itertools.product(*choices):
+        a = np.array(assignment, dtype=np.int64)
+        if not np.array_equal(np.bincount(a[a >= 0], minlength=num_members), loads):
+            continue
+        m = moves(prev, a)
+        best = m if best is None else min(best, m)
+    assert best is not None  # new itself is a candidate
+    return best
+
+
+def random_case(rng: np.random.Generator, max_partitions: int = 7, max_members: int = 4, max_topics: int = 3):
+    num_members = int(rng.integers(1, max_members + 1))
+    num_topics = int(rng.integers(1, max_topics + 1))
+    num_partitions = int(rng.integers(0, max_partitions + 1))
+    topic = rng.integers(0, num_topics, size=num_partitions)
+    subscribed = rng.random((num_members, num_topics)) < 0.6
+    prev = rng.integers(-1, num_members, size=num_partitions)
+    new = np.full(num_partitions, -1)
+    for p, t in enumerate(topic):
+        options = [-1, *np.flatnonzero(subscribed[:, t]).tolist()]
+        new[p] = options[rng.integers(0, len(options))] if rng.random() < 0.8 else -1
+    return prev, new, topic, subscribed
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_matches_brute_force(seed):
+    case = random_case(np.random.default_rng(seed))
+    assert min_moves(*case) == brute_force(*case)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lp_path_matches_brute_force_on_overlapping_subscriptions(seed):
+    """Several topics with different, overlapping subscriber sets: the LP path, not the closed form."""
+    rng = np.random.default_rng(10_000 + seed)
+    case = random_case(rng, max_partitions=8, max_members=3, max_topics=3)
+    prev, new, topic, subscribed = case
+    subscribed[0, :] = True  # one member connects every topic group
+    assert min_moves(prev, new, topic, subscribed) == brute_force(prev, new, topic, subscribed)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_sparse_counting_matches_brute_force(seed, monkeypatch):
+    """Groups with huge topics x members tables count pairs by sorting instead of a dense table."""
+    monkeypatch.setattr(optimality, "_DENSE_KEYS", 0)
+    case = random_case(np.random.default_rng(20_000 + seed))
+    assert min_moves(*case) == brute_force(*case)
+
+
+@st.composite
+def groups(draw):
+    num_members = draw(st.integers(1, 4))
+    num_topics = draw(st.integers(1, 3))
+    num_partitions = draw(st.integers(0, 7))
+    topic = np.array(draw(st.lists(st.integers(0, num_topics - 1), min_size=num_partitions, max_size=num_partitions)))
+    flags = draw(st.lists(st.booleans(), min_size=num_members * num_topics, max_size=num_members * num_topics))
+    subscribed = np.array(flags, dtype=bool).reshape(num_members, num_topics)
+    prev = np.array(draw(st.lists(st.integers(-1, num_members - 1), min_size=num_partitions, max_size=num_partitions)))
+    new = np.array(
+        [draw(st.sampled_from([-1, *np.flatnonzero(subscribed[:, t]).tolist()])) for t in topic], dtype=np.int64
+    )
+    return prev.astype(np.int64), new, topic.astype(np.int64), subscribed
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups())
+def test_hypothesis_matches_brute_force_and_bounds_moves(case):
+    prev, new, topic, subscribed = case
+    result = min_moves(prev, new, topic, subscribed)
+    assert result == brute_force(prev, new, topic, subscribed)
+    assert 0 <= result <= moves(prev, new)
+
+
+def test_strategy_pairs_outside_subscriptions_count_as_allowed():
+    """Kafka's lenient cases: a pair the strategy used is allowed, so min_moves <= moves still holds."""
+    prev = np.array([0, 0])
+    new = np.array([1, 1])
+    topic = np.array([0, 0])
+    subscribed = np.array([[True], [False]])
+    assert min_moves(prev, new, topic, subscribed) == 2 == moves(prev, new)
+
+
+def test_identical_subscriptions_closed_form_on_a_large_group():
+    rng = np.random.default_rng(7)
+    num_partitions, num_members, num_topics = 1_000_000, 2000, 50
+    topic = np.sort(rng.integers(0, num_topics, size=num_partitions))
+    prev = rng.integers(-1, num_members, size=num_partitions)
+    new = prev.copy()
+    shuffled = rng.random(num_partitions) < 0.1
+    new[shuffled] = rng.integers(0, num_members, size=int(shuffled.sum()))
+    subscribed = np.ones((num_members, num_topics), dtype=bool)
+    loads = np.bincount(new[new >= 0], minlength=num_members)
+    owned = np.bincount(prev[prev >= 0], minlength=num_members)
+    expected = int((prev >= 0).sum() - np.minimum(loads, owned).sum())
+    assert min_moves(prev, new, topic, subscribed) == expected <= moves(prev, new)
+
+
+def test_mixed_subscriptions_at_scale_stay_below_moves():
+    """200 topics x 500 partitions, 500 members in 5 overlapping apps: the aggregated LP."""
+    rng = np.random.default_rng(8)
+    num_topics, per_topic, num_members = 200, 500, 500
+    topic = np.repeat(np.arange(num_topics), per_topic)
+    app = np.arange(num_members) % 5
+    topic_apps = rng.random((num_topics, 5)) < 0.4
+    topic_apps[np.arange(num_topics), np.arange(num_topics) % 5] = True
+    subscribed = topic_apps[:, app].T
+    new = np.array([rng.choice(np.flatnonzero(subscribed[:, t])) for t in topic])
+    prev = new.copy()
+    moved = rng.random(len(prev)) < 0.2
+    prev[moved] = rng.integers(-1, num_members, size=int(moved.sum()))
+    result = min_moves(prev, new, topic, subscribed)
+    assert 0 <= result <= moves(prev, new)
+
+
+def test_rejects_bad_shapes():
+    with pytest.raises(ValueError, match="subscribed"):
+        min_moves(np.array([0]), np.array([0]), np.array([0]), np.array([True]))
+    with pytest.raises(ValueError, match="new_owner"):
+        min_moves(np.array([0]), np.array([0, 1]), np.array([0]), np.array([[True]]))
+    with pytest.raises(ValueError, match="prev_owner"):
+        min_moves(np.array([3]), np.array([0]), np.array([0]), np.array([[True]]))

@@ -1,0 +1,207 @@
+"""The report's numbers: min_moves on every rebalance, and the summary table against the raw diff records."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from html.parser import HTMLParser
+
+import pytest
+
+from streaming.cli import main as cli
+from whatif.histories import HISTORIES
+from whatif.report import summarize, summary_text
+
+
+def rounds_of(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """Independent of whatif.report: one record per round (parts and static replacements left out)."""
+    out: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
+    for r in records:
+        if r["phase"] != "replace" and r.get("part", 1) == 1:
+            out[(r["group"], r["strategy"])][r["generation"]] = r
+    return {k: [v[g] for g in sorted(v)] for k, v in out.items()}
+
+
+def expected_row(rounds: list[dict]) -> dict[str, int]:
+    starts = [i for i, r in enumerate(rounds) if r["phase"] != "followup"]
+    ends = [s - 1 for s in starts[1:]] + [len(rounds) - 1]  # last round of each rebalance
+    per_rebalance_paused = [sum(r["paused"] for r in rounds[a:b + 1]) for a, b in zip(starts, ends, strict=True)]
+    imbalance = [rounds[e]["load_max"] - rounds[e]["load_min"] for e in ends]
+    moves = sum(r["moves"] for r in rounds)
+    min_moves = sum(r["min_moves"] for r in rounds)
+    return {
+        "rebalances": len(starts), "rounds": len(rounds), "moves": moves, "min_moves": min_moves,
+        "gap": moves - min_moves, "paused": sum(r["paused"] for r in rounds), "max_paused": max(per_rebalance_paused),
+        "max_imbalance": max(imbalance), "final_imbalance": imbalance[-1],
+        "final_unassigned": rounds[-1]["unassigned"],
+    }
+
+
+class SummaryTables(HTMLParser):
+    """{group: {strategy: {column: text}}} from the report's `table.summary` elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, dict[str, dict[str, str]]] = {}
+        self.group = self.strategy = self.col = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table" and "summary" in (a.get("class") or ""):
+            self.group = a["data-group"]
+            self.tables[self.group] = {}
+        elif tag == "tr" and self.group is not None and "data-strategy" in a:
+            self.strategy = a["data-strategy"]
+            self.tables[self.group][self.strategy] = {}
+        elif tag == "td" and self.strategy is not None:
+            self.col = a.get("data-col")
+
+    def handle_data(self, data):
+        if self.col is not None:
+            row = self.tables[self.group][self.strategy]
+            row[self.col] = row.get(self.col, "") + data
+
+    def handle_endtag(self, tag):
+        if tag == "td":
+            self.col = None
+        elif tag == "table":
+            self.group = self.strategy = None
+
+
+@pytest.mark.parametrize("name", list(HISTORIES))
+def test_min_moves_on_every_rebalance(name, history_records):
+    records = history_records(name)
+    rounds = [r for r in records if r["phase"] != "replace"]
+    assert rounds
+    for r in rounds:
+        assert 0 <= r["min_moves"] <= r["moves"], r
+
+
+@pytest.mark.parametrize("name", list(HISTORIES))
+def test_summary_table_equals_numbers_recomputed_from_records(name, history_diffs, history_records, tmp_path):
+    out = tmp_path / "report.html"
+    assert cli(["report", str(history_diffs(name) / "diffs"), "--out", str(out)]) == 0
+    parser = SummaryTables()
+    parser.feed(out.read_text(encoding="utf-8"))
+    expected = {key: expected_row(rounds) for key, rounds in rounds_of(history_records(name)).items()}
+    shown = {(g, s): row for g, rows in parser.tables.items() for s, row in rows.items()}
+    assert set(shown) == set(expected)
+    for key, row in expected.items():
+        assert {col: int(shown[key][col]) for col in row} == row, key
+    for rows in parser.tables.values():  # ranked: fewest paused first, then fewest moved, then max imbalance
+        ranked = sorted(rows.values(), key=lambda r: int(r["rank"]))
+        assert [int(r["rank"]) for r in ranked] == list(range(1, len(ranked) + 1))
+        keys = [(int(r["paused"]), int(r["moves"]), int(r["max_imbalance"])) for r in ranked]
+        assert keys == sorted(keys)
+
+
+def record(strategy, generation, phase, moves, paused, load=(3, 3), min_moves=0, **extra):
+    return {"group": "g", "strategy": strategy, "generation": generation, "phase": phase,
+            "cause": {"type": "join", "member": "m"}, "changes": {}, "members": 2, "partitions": 6,
+            "assigned": 0, "revoked": 0, "unassigned": 0, "paused": paused, "load_min": load[0],
+            "load_max": load[1], "moves": moves, "min_moves": min_moves, "event_ts": 1_000 * generation, **extra}
+
+
+def test_summarize_counts_split_parts_once_and_groups_followups():
+    records = [
+        record("cooperative-sticky", 1, "revoke", 4, 4, (0, 6), min_moves=3, part=1, parts=2),
+        record("cooperative-sticky", 1, "revoke", 4, 4, (0, 6), min_moves=3, part=2, parts=2),
+        record("cooperative-sticky", 2, "followup", 0, 0, (3, 3)),
+        record("cooperative-sticky", 2, "replace", 0, 0, (3, 3)),
+        record("sticky", 1, "eager", 3, 6, (2, 4), min_moves=3),
+    ]
+    coop, sticky = summarize(records)  # ranked: cooperative paused fewer
+    assert (coop.strategy, coop.rank, sticky.rank) == ("cooperative-sticky", 1, 2)
+    assert (coop.rebalances, coop.rounds, coop.moves, coop.min_moves, coop.gap) == (1, 2, 4, 3, 1)
+    assert (coop.paused, coop.max_imbalance, coop.final_imbalance) == (4, 0, 0)
+    assert (sticky.rebalances, sticky.rounds, sticky.paused, sticky.final_imbalance, sticky.gap) == (1, 1, 6, 2, 0)
+
+
+def test_summarize_does_not_depend_on_record_order(history_records):
+    """Diff records may be read from several files or partitions: rounds are ordered by generation."""
+    records = history_records("rolling-deploy")
+    shuffled = records[:]
+    random.Random(3).shuffle(shuffled)
+    assert summarize(shuffled) == summarize(records)
+
+
+def test_summarize_without_min_moves_shows_no_gap():
+    (row,) = summarize([record("range", 1, "eager", 2, 6, min_moves=None)])
+    assert row.min_moves is None and row.gap is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "setup"),
+    [
+        (["report", "--out", "x.html"], None),  # neither a directory nor a broker
+        (["report", "DIR", "--bootstrap", "localhost:1", "--out", "x.html"], "ok"),  # both
+        (["report", "DIR/missing", "--out", "x.html"], None),
+        (["report", "DIR", "--out", "x.html"], "empty"),
+        (["report", "DIR", "--out", "x.html"], "bad-json"),
+        (["report", "DIR", "--out", "x.html"], "not-a-diff"),
+    ],
+)
+def test_bad_usage_and_bad_input_exit_2(argv, setup, tmp_path, capsys):
+    if setup == "ok":
+        (tmp_path / "d.jsonl").write_text(json.dumps(record("range", 1, "eager", 0, 0)) + "\n")
+    elif setup == "bad-json":
+        (tmp_path / "d.jsonl").write_text("{not json\n")
+    elif setup == "not-a-diff":
+        (tmp_path / "d.jsonl").write_text('{"group": "g"}\n')
+    argv = [a.replace("DIR", str(tmp_path)).replace("x.html", str(tmp_path / "x.html")) for a in argv]
+    assert cli(argv) == 2
+    assert "rebalance report:" in capsys.readouterr().err
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_reads_the_diffs_subdirectory_of_a_replay_output(tmp_path):
+    (tmp_path / "diffs").mkdir()
+    (tmp_path / "diffs" / "batch-0.jsonl").write_text(json.dumps(record("range", 1, "eager", 0, 0)) + "\n")
+    assert cli(["report", str(tmp_path), "--out", str(tmp_path / "r.html")]) == 0
+    assert 'data-group="g"' in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.kafka
+def test_report_from_a_diffs_topic_reads_committed_records_only(kafka_bootstrap, unique_topic, history_records,
+                                                                   tmp_path):
+    from kafka import KafkaProducer
+
+    topic = unique_topic("diffs", partitions=2)
+    records = history_records("topic-growth")
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"report-test-{topic}")
+    producer.init_transactions()
+    producer.begin_transaction()
+    for r in records:
+        producer.send(topic, key=r["group"].encode(), value=json.dumps(r).encode())
+    producer.commit_transaction()
+    producer.begin_transaction()  # an aborted batch of another group must not show up
+    producer.send(topic, key=b"ghost", value=json.dumps({**records[0], "group": "ghost"}).encode())
+    producer.flush()
+    producer.abort_transaction()
+    producer.close()
+
+    out = tmp_path / "report.html"
+    assert cli(["report", "--bootstrap", kafka_bootstrap, "--diffs-topic", topic, "--out", str(out)]) == 0
+    parser = SummaryTables()
+    parser.feed(out.read_text(encoding="utf-8"))
+    assert set(parser.tables) == {"inventory-sync"}
+    expected = {key: expected_row(rounds) for key, rounds in rounds_of(records).items()}
+    shown = {(g, s): row for g, rows in parser.tables.items() for s, row in rows.items()}
+    assert {key: {col: int(shown[key][col]) for col in row} for key, row in expected.items()} == expected
+
+
+@pytest.mark.kafka
+def test_missing_diffs_topic_is_a_usage_error(kafka_bootstrap, tmp_path, capsys):
+    out = tmp_path / "report.html"
+    argv = ["report", "--bootstrap", kafka_bootstrap, "--diffs-topic", "no-such-topic-4f2a", "--out", str(out)]
+    assert cli(argv) == 2
+    assert "no-such-topic-4f2a" in capsys.readouterr().err
+
+
+def test_summary_text_lists_every_strategy_with_its_numbers():
+    rows = summarize([record("range", 1, "eager", 2, 6, min_moves=1), record("sticky", 1, "eager", 1, 6)])
+    lines = summary_text(rows).splitlines()
+    assert lines[0] == "group g" and "fewest possible" in lines[1]
+    assert lines[2].split()[:6] == ["1", "sticky", "1", "1", "1", "0"]
+    assert lines[3].split()[:7] == ["2", "range", "1", "1", "2", "1", "1"]

@@ -1,0 +1,168 @@
+"""The report renders in a real headless Chromium: chart elements with a size, and a screenshot with charts in it.
+
+Chromium must be installed (Debian `chromium`; test.sh installs it): a missing browser fails these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from streaming.cli import main as cli
+from whatif.histories import HISTORIES, sample_path
+from whatif.report import STRATEGY_COLOURS
+
+pytestmark = pytest.mark.browser
+
+# Writes what the browser laid out (figure sizes, traces, drawn lines and points) into the DOM.
+PROBE = """<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const figures = [...document.querySelectorAll('.js-plotly-plot')].map(div => {
+    const svg = div.querySelector('.main-svg');
+    const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+    const lines = [...div.querySelectorAll('.scatterlayer path.js-line')]
+      .filter(p => p.getBBox().width > 0 || p.getBBox().height > 0);
+    return {id: div.id, width: box.width, height: box.height,
+            traces: div.querySelectorAll('.scatterlayer .trace').length,
+            lines: lines.length, points: div.querySelectorAll('.scatterlayer .point').length,
+            bars: [...div.querySelectorAll('.barlayer .point path')].filter(p => p.getBBox().height > 0).length};
+  });
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify({plotly: typeof Plotly, figures});
+  document.body.appendChild(pre);
+}, 300));
+</script>"""
+
+
+def chromium(*args: str, user_dir: Path) -> str:
+    exe = shutil.which("chromium")
+    assert exe, "headless Chromium is required for the report tests (Debian package `chromium`; test.sh installs it)"
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", f"--user-data-dir={user_dir}", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=True)
+    return done.stdout
+
+
+def probe(report: Path, tmp_path: Path) -> dict:
+    probed = tmp_path / "probed.html"
+    probed.write_text(report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = chromium("--virtual-time-budget=10000", "--dump-dom", probed.as_uri(), user_dir=tmp_path / "chrome-probe")
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, "the probe did not run: the page's scripts failed"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def screenshot(report: Path, tmp_path: Path) -> np.ndarray:
+    png = tmp_path / "report.png"
+    chromium("--virtual-time-budget=10000", "--hide-scrollbars", f"--screenshot={png}", "--window-size=1400,2000",
+             report.as_uri(), user_dir=tmp_path / "chrome-shot")
+    return decode_png(png.read_bytes())
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """8-bit RGB/RGBA, non-interlaced PNG -> uint8[height, width, channels] (what Chromium writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, []
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+        elif kind == b"IDAT":
+            idat.append(body)
+    bpp = 3 if colour == 2 else 4
+    stride = width * bpp
+    raw = np.frombuffer(zlib.decompress(b"".join(idat)), dtype=np.uint8).reshape(height, stride + 1)
+    out = np.zeros((height, stride), dtype=np.uint8)
+    prev = np.zeros(stride, dtype=np.uint8)
+    for y in range(height):
+        kind, line = raw[y, 0], raw[y, 1:]
+        if kind == 0:
+            cur = line.copy()
+        elif kind == 1:  # Sub: a running sum per channel
+            cur = (np.cumsum(line.reshape(width, bpp), axis=0, dtype=np.int64) % 256).astype(np.uint8).ravel()
+        elif kind == 2:  # Up
+            cur = line + prev
+        else:  # Average, Paeth: sequential along the row
+            row, up = bytearray(line.tobytes()), prev.tobytes()
+            for i in range(stride):
+                a = row[i - bpp] if i >= bpp else 0
+                b = up[i]
+                if kind == 3:
+                    row[i] = (row[i] + ((a + b) >> 1)) & 255
+                else:
+                    c = up[i - bpp] if i >= bpp else 0
+                    pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                    row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            cur = np.frombuffer(bytes(row), dtype=np.uint8)
+        out[y] = cur
+        prev = cur
+    return out.reshape(height, width, bpp)[:, :, :3]
+
+
+def colour_pixels(image: np.ndarray, hex_colour: str) -> int:
+    rgb = np.array([int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=np.int16)
+    return int((np.abs(image.astype(np.int16) - rgb).sum(axis=2) <= 12).sum())
+
+
+def assert_rendered(report: Path, tmp_path: Path, strategies: set[str]) -> None:
+    html = report.read_text(encoding="utf-8")
+    assert not re.search(r'<script[^>]+src="?https?:', html), "the page must not load scripts from the network"
+    result = probe(report, tmp_path)
+    assert result["plotly"] == "object"
+    assert result["figures"], "no plotly figure in the page"
+    for fig in result["figures"]:
+        assert fig["width"] > 600 and fig["height"] > 600, fig
+        assert fig["traces"] >= len(strategies) and fig["lines"] >= len(strategies) and fig["points"] > 0, fig
+        assert fig["bars"] > 0 or fig["lines"] >= 5 * len(strategies), fig  # bars, or every panel drawn as lines
+    image = screenshot(report, tmp_path)
+    assert image.std() > 10, "the screenshot is blank"
+    assert (image.min(axis=2) < 128).mean() > 0.005, "the screenshot has almost nothing drawn on it"
+    # strategies' lines are drawn in their colours (lines of equal values overlap, so count them together)
+    drawn = {s: colour_pixels(image, STRATEGY_COLOURS[s]) for s in strategies}
+    assert sum(drawn.values()) > 2_000 and max(drawn.values()) > 500, drawn
+
+
+@pytest.mark.parametrize("name", list(HISTORIES))
+def test_report_of_each_bundled_history_renders(name, history_diffs, history_records, tmp_path):
+    report = tmp_path / f"{name}.html"
+    assert cli(["report", str(history_diffs(name) / "diffs"), "--out", str(report)]) == 0
+    strategies = {r["strategy"] for r in history_records(name)}
+    assert_rendered(report, tmp_path, strategies)
+
+
+@pytest.mark.spark
+def test_replay_with_report_end_to_end(tmp_path):
+    """`rebalance replay LOG --report` (the Spark pipeline) writes a report that renders."""
+    report = tmp_path / "report.html"
+    argv = ["replay", str(sample_path("topic-growth")), "--out", str(tmp_path / "out"),
+            "--strategies", "range,cooperative-sticky", "--report", str(report)]
+    assert cli(argv) == 0  # in-process: shares the test session's SparkSession
+    assert_rendered(report, tmp_path, {"range", "cooperative-sticky"})
+
+
+def test_one_page_for_all_bundled_histories(history_diffs, history_records, tmp_path):
+    """Many groups on one page (what `rebalance demo` shows): plotly.js once, every group's figure laid out."""
+    diffs = tmp_path / "diffs"
+    diffs.mkdir()
+    for name in HISTORIES:
+        shutil.copy(history_diffs(name) / "diffs" / "diffs.jsonl", diffs / f"{name}.jsonl")
+    report = tmp_path / "all.html"
+    assert cli(["report", str(diffs), "--out", str(report)]) == 0
+    html = report.read_text(encoding="utf-8")
+    assert html.count("Plotly.newPlot") == len(HISTORIES)
+    assert html.count("window.PlotlyConfig") == 1  # the library is embedded once
+    result = probe(report, tmp_path)
+    assert len(result["figures"]) == len(HISTORIES)
+    assert all(f["width"] > 600 and f["height"] > 600 and f["points"] > 0 and f["bars"] > 0 for f in result["figures"])
