@@ -1,0 +1,207 @@
+"""Output records (contract §3): per-member changes of one round, its metrics, size-bounded serialisation,
+and dead letters.
+
+Records are serialised with a fixed field order and compact separators, so that the same event log gives
+byte-identical records (except `emitted_ts`) however the stream was batched.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+
+from whatif.optimality import min_moves, moves
+
+Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
+
+_EMPTY_ENTRY = b'{"assigned":{},"revoked":{}}'
+_PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def member_changes(
+    prev_owner: np.ndarray,
+    new_owner: np.ndarray,
+    member_ids: Sequence[str],
+    topic_names: Sequence[str],
+    topic_sizes: np.ndarray,
+) -> tuple[Changes, int, int]:
+    """Per-member assigned/revoked partitions between two owner arrays over the same layout.
+
+    Owners are indices into `member_ids` (-1: nobody). Members come in `member_ids` order, topics in
+    layout order, partitions ascending. Returns (changes, assigned count, revoked count).
+    """
+    starts = np.zeros(len(topic_sizes) + 1, dtype=np.int64)
+    np.cumsum(topic_sizes, out=starts[1:])
+    changed = np.flatnonzero(prev_owner != new_owner)
+    sides = {}
+    for side, owner in (("assigned", new_owner), ("revoked", prev_owner)):
+        ids = changed[owner[changed] >= 0]
+        who = owner[ids]
+        order = np.argsort(who, kind="stable")
+        sides[side] = (ids[order], who[order])
+    out: Changes = {}
+    members_touched = np.union1d(sides["assigned"][1], sides["revoked"][1])
+    for m in members_touched.tolist():
+        out[member_ids[m]] = {"assigned": {}, "revoked": {}}
+    for side, (ids, who) in sides.items():
+        if ids.size == 0:
+            continue
+        topic = np.searchsorted(starts, ids, side="right") - 1
+        number = ids - starts[topic]
+        # runs of equal (member, topic): ids are ascending within a member, so topics come in layout order
+        run_start = np.flatnonzero(np.concatenate([[True], (who[1:] != who[:-1]) | (topic[1:] != topic[:-1])]))
+        run_end = np.append(run_start[1:], ids.size)
+        run_topic = [topic_names[t] for t in topic[run_start].tolist()]
+        number_l = number.tolist()
+        lists = list(map(number_l.__getitem__, map(slice, run_start.tolist(), run_end.tolist())))
+        member_start = np.flatnonzero(np.concatenate([[True], who[run_start][1:] != who[run_start][:-1]]))
+        for a, b in pairwise([*member_start.tolist(), run_start.size]):
+            out[member_ids[who[run_start[a]]]][side] = dict(zip(run_topic[a:b], lists[a:b], strict=True))
+    return out, int(sides["assigned"][0].size), int(sides["revoked"][0].size)
+
+
+def build_metrics(
+    prev_owner: np.ndarray,
+    new_owner: np.ndarray,
+    partition_topic: np.ndarray,
+    subscribed: np.ndarray,
+    *,
+    assigned: int,
+    revoked: int,
+    paused: int,
+    optimality: bool = True,
+) -> dict[str, int | None]:
+    """The metrics of one round (contract §3), in record field order.
+
+    `prev_owner`/`new_owner`: int32 per partition of the post-round layout, member index into the
+    post-round member list (-1: nobody, or a member that left). `partition_topic`: int32 topic index per
+    partition; `subscribed`: bool[members, topics]. `assigned`/`revoked`/`paused` are counted by the caller
+    over the changes (they include partitions of departed members and deleted topics).
+    `moves`: partitions taken from a member that is still in the group (given to another or withheld);
+    `min_moves`: the fewest moves any assignment with the same per-member loads could have made
+    (`whatif.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
+    when `optimality` is off (it solves a small LP per round when subscriptions differ).
+    """
+    members = subscribed.shape[0]
+    topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
+    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)
+    load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
+    moved = moves(prev_owner, new_owner)
+    least = None
+    if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
+        least = min_moves(prev_owner, new_owner, partition_topic, subscribed) if moved else 0
+    return {
+        "members": members,
+        "partitions": int(in_subscribed.sum()),
+        "assigned": assigned,
+        "revoked": revoked,
+        "unassigned": int((in_subscribed & (new_owner < 0)).sum()),
+        "paused": paused,
+        "load_min": int(load.min()) if members else 0,
+        "load_max": int(load.max()) if members else 0,
+        "moves": moved,
+        "min_moves": least,
+    }
+
+
+def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], max_bytes: int) -> list[bytes]:
+    """One diff record `head + changes + tail`, split into parts of at most `max_bytes` if needed.
+
+    Every part repeats `head` and `tail` (the metrics) and carries a share of `changes`, whole members
+    where they fit; a member too big for one part is spread over consecutive parts. The JSON is assembled
+    from each member's serialised entry, so a million-partition diff is serialised once.
+    """
+    prefix = dumps(head)[:-1] + b',"changes":{'
+    entries = [dumps(member) + b":" + dumps(sides) for member, sides in changes.items()]
+    whole = prefix + b",".join(entries) + b"}," + dumps(tail)[1:]
+    if len(whole) <= max_bytes:
+        return [whole]
+    budget = max_bytes - len(prefix) - len(dumps(tail)) - _PART_FIELDS
+    if budget < 1_024:
+        raise ValueError(f"diff record fields alone leave no room for changes under {max_bytes} bytes")
+    parts: list[list[bytes]] = [[]]
+    used = 0
+    for (member, sides), entry in zip(changes.items(), entries, strict=True):
+        for piece in [entry] if len(entry) < budget else _member_pieces(member, sides, budget):
+            if used + len(piece) + 1 > budget and parts[-1]:
+                parts.append([])
+                used = 0
+            parts[-1].append(piece)
+            used += len(piece) + 1
+    return [prefix + b",".join(part) + b"}," + dumps({**tail, "part": i, "parts": len(parts)})[1:]
+            for i, part in enumerate(parts, 1)]
+
+
+def _member_pieces(member: str, sides: dict[str, dict[str, list[int]]], budget: int) -> list[bytes]:
+    """A member's entry cut into serialised entries of at most `budget` bytes each (consecutive pieces
+    never fit together, so no part holds the same member twice)."""
+    shell = len(dumps(member)) + len(_EMPTY_ENTRY) + 2
+    pieces: list[bytes] = []
+    piece: dict[str, dict[str, list[int]]] = {"assigned": {}, "revoked": {}}
+    used = shell
+    for side, topics in sides.items():
+        for topic, numbers in topics.items():
+            name_cost = len(dumps(topic)) + 4  # '"t":[...],'
+            per_number = len(str(max(numbers))) + 1 if numbers else 1
+            start = 0
+            while start < len(numbers):
+                take = min(len(numbers) - start, (budget - used - name_cost) // per_number)
+                if take <= 0:
+                    if used == shell:
+                        raise ValueError(f"names of {member!r} / {topic!r} too long for one record")
+                    pieces.append(dumps(member) + b":" + dumps(piece))
+                    piece, used = {"assigned": {}, "revoked": {}}, shell
+                    continue
+                piece[side].setdefault(topic, []).extend(numbers[start:start + take])
+                used += name_cost + take * per_number
+                start += take
+    if used > shell:
+        pieces.append(dumps(member) + b":" + dumps(piece))
+    return pieces
+
+
+def dead_letter_record(
+    *,
+    group: str | None,
+    reason: str,
+    source: dict,
+    original: bytes | None,
+    event_ts: int | None,
+    emitted_ts: int,
+    max_bytes: int,
+) -> bytes:
+    """A dead letter: reason, original bytes (UTF-8 text, else base64) and where they came from.
+
+    An original too large for one record is cut to a prefix, with `original_bytes` giving its full size.
+    """
+    record: dict[str, Any] = {"group": group, "reason": reason, "source": source,
+                              "event_ts": event_ts, "emitted_ts": emitted_ts}
+    if original is None:
+        record["original"] = None
+        return dumps(record)
+    original = bytes(original)
+    room = max_bytes - len(dumps(record)) - 256
+    try:
+        text = original.decode("utf-8")
+    except UnicodeDecodeError:
+        cut = original[: max(0, room * 3 // 4)]
+        record["original_base64"] = base64.b64encode(cut).decode("ascii")
+    else:
+        cut_text = text
+        while len(dumps(cut_text)) > room:  # JSON escaping can grow text up to 6x; shrink until it fits
+            cut_text = cut_text[: len(cut_text) * 2 // 3]
+        record["original"] = cut_text
+        cut = cut_text.encode("utf-8")
+    if len(cut) < len(original):
+        record["original_bytes"] = len(original)
+        record["truncated"] = True
+    return dumps(record)

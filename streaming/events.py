@@ -1,0 +1,274 @@
+"""Membership events (contract §2): routing key, parsing and validation of one event.
+
+Validation here covers everything that can be judged from the event alone (JSON shape, types, size
+limits); what needs the group's state (unknown member, shrinking topic, group-wide limits) is judged by
+`streaming.group_state`. Both raise `InvalidEvent`, whose message becomes the dead letter's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from streaming.config import Limits
+
+_DEFAULT_LIMITS = Limits()
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON "\\ud800" escapes give strings UTF-8 cannot encode
+EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic")
+
+
+class InvalidEvent(ValueError):
+    """An event that must go to the dead-letter output; the message is the reason."""
+
+    def __init__(self, reason: str, group: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.group = group
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Topic metadata carried by `partitions` (and optionally `join`) events."""
+
+    partitions: dict[str, int]  # topic -> partition count, event order
+    partition_racks: dict[str, list[list[str]]]  # topic -> replica racks per partition (KIP-881), may be empty
+
+
+@dataclass(frozen=True)
+class Join:
+    group: str
+    member: str
+    topics: tuple[str, ...]  # deduplicated, order kept
+    rack: str | None
+    instance_id: str | None
+    metadata: Metadata | None
+    ts: int | None
+
+
+@dataclass(frozen=True)
+class Leave:
+    group: str
+    member: str
+    ts: int | None
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    group: str
+    member: str
+    topics: tuple[str, ...]
+    ts: int | None
+
+
+@dataclass(frozen=True)
+class Partitions:
+    group: str
+    metadata: Metadata
+    ts: int | None
+
+
+@dataclass(frozen=True)
+class DeleteTopic:
+    group: str
+    topic: str
+    ts: int | None
+
+
+Event = Join | Leave | Subscribe | Partitions | DeleteTopic
+
+
+def _load_object(value: bytes | None, max_event_bytes: int) -> dict[str, Any]:
+    if value is None:
+        raise InvalidEvent("record has no value")
+    if len(value) > max_event_bytes:
+        raise InvalidEvent(f"event of {len(value)} bytes exceeds the limit of {max_event_bytes} bytes")
+    try:
+        text = bytes(value).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidEvent(f"not UTF-8: {exc}") from None
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise InvalidEvent("invalid JSON: nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidEvent(f"invalid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise InvalidEvent(f"not a JSON object but {_json_type(obj)}")
+    return obj
+
+
+def group_key(value: bytes | None, key: bytes | None, *, max_event_bytes: int = _DEFAULT_LIMITS.max_event_bytes,
+              max_name_chars: int = _DEFAULT_LIMITS.max_name_chars) -> str:
+    """The event's group id for Spark's `groupBy`, or "" (the dead-letter lane). Never raises.
+
+    Routing uses the value's `group`, not the Kafka key, so that a file replay and a topic replay route
+    alike; `step` dead-letters an event whose group differs from the lane it was routed to.
+    """
+    del key  # routing is by the value; the parameter keeps the adapter's call site uniform
+    try:
+        group = _load_object(value, max_event_bytes).get("group")
+    except Exception:
+        return ""
+    if isinstance(group, str) and 0 < len(group) <= max_name_chars and _is_text(group):
+        return group
+    return ""
+
+
+def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS) -> Event:
+    """One validated event, or `InvalidEvent` with the reason (and the group when it is known)."""
+    obj = _load_object(value, limits.max_event_bytes)
+    fields = _Fields(obj, limits)
+    group = fields.name("group")
+    fields.group = group
+    kind = obj.get("type")
+    if kind not in EVENT_TYPES:
+        what = "missing" if kind is None else f"unknown type {kind!r}" if isinstance(kind, str) else _json_type(kind)
+        raise InvalidEvent(f"field 'type': {what}; expected one of {', '.join(EVENT_TYPES)}", group)
+    ts = fields.ts()
+    if kind == "join":
+        metadata = fields.metadata(required=False)
+        return Join(group, fields.name("member"), fields.topics(), fields.optional_name("rack", empty_is_none=True),
+                    fields.optional_name("instance_id"), metadata, ts)
+    if kind == "leave":
+        return Leave(group, fields.name("member"), ts)
+    if kind == "subscribe":
+        return Subscribe(group, fields.name("member"), fields.topics(), ts)
+    if kind == "partitions":
+        metadata = fields.metadata(required=True)
+        assert metadata is not None
+        return Partitions(group, metadata, ts)
+    return DeleteTopic(group, fields.name("topic"), ts)
+
+
+def _is_text(s: str) -> bool:
+    return s.isascii() or _SURROGATE.search(s) is None
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+class _Fields:
+    """Typed access to the fields of one event object; every failure names the field."""
+
+    def __init__(self, obj: dict[str, Any], limits: Limits) -> None:
+        self.obj = obj
+        self.limits = limits
+        self.group: str | None = None
+
+    def fail(self, where: str, what: str) -> InvalidEvent:
+        return InvalidEvent(f"field {where!r}: {what}", self.group)
+
+    def _check_name(self, value: object, where: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, got {_json_type(value)}")
+        if not value:
+            raise self.fail(where, "must not be empty")
+        if len(value) > self.limits.max_name_chars:
+            raise self.fail(where, f"{len(value)} characters exceed the limit of {self.limits.max_name_chars}")
+        if not _is_text(value):
+            raise self.fail(where, "contains an unpaired UTF-16 surrogate escape")
+        return value
+
+    def name(self, key: str) -> str:
+        if key not in self.obj:
+            raise self.fail(key, "missing")
+        return self._check_name(self.obj[key], key)
+
+    def optional_name(self, key: str, *, empty_is_none: bool = False) -> str | None:
+        value = self.obj.get(key)
+        if value is None or (empty_is_none and value == ""):
+            return None  # Kafka stores an empty client.rack as absent
+        return self._check_name(value, key)
+
+    def ts(self) -> int | None:
+        value = self.obj.get("ts")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail("ts", f"expected an integer (epoch ms), got {_json_type(value)}")
+        if not 0 <= value < 1 << 63:
+            raise self.fail("ts", f"out of range: {value}")
+        return value
+
+    def topics(self) -> tuple[str, ...]:
+        value = self.obj.get("topics")
+        if value is None:
+            raise self.fail("topics", "missing")
+        if not isinstance(value, list):
+            raise self.fail("topics", f"expected an array of topic names, got {_json_type(value)}")
+        if len(value) > self.limits.max_topics_per_subscription:
+            raise self.fail("topics", f"{len(value)} topics exceed the limit of "
+                                      f"{self.limits.max_topics_per_subscription}")
+        limit = self.limits.max_name_chars
+        if not all(type(t) is str and 0 < len(t) <= limit and _is_text(t) for t in value):
+            for i, t in enumerate(value):  # the slow path names the bad entry
+                self._check_name(t, f"topics[{i}]")
+        return tuple(dict.fromkeys(value))
+
+    def metadata(self, *, required: bool) -> Metadata | None:
+        value = self.obj.get("partitions")
+        racks = self.obj.get("partition_racks")
+        if value is None:
+            if required:
+                raise self.fail("partitions", "missing")
+            if racks is not None:
+                raise self.fail("partition_racks", "given without 'partitions'")
+            return None
+        if not isinstance(value, dict):
+            raise self.fail("partitions", f"expected an object of topic -> partition count, got {_json_type(value)}")
+        if len(value) > self.limits.max_topics_per_group:
+            raise self.fail("partitions", f"{len(value)} topics exceed the limit of {self.limits.max_topics_per_group}")
+        counts: dict[str, int] = {}
+        for topic, count in value.items():
+            where = f"partitions.{topic}"
+            self._check_name(topic, "partitions")
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise self.fail(where, f"expected an integer partition count, got {_json_type(count)}")
+            if count < 1:
+                raise self.fail(where, f"partition count must be >= 1, got {count}")
+            if count > self.limits.max_partitions_per_topic:
+                raise self.fail(where, f"partition count {count} exceeds the limit of "
+                                       f"{self.limits.max_partitions_per_topic}")
+            counts[topic] = count
+        return Metadata(counts, self._partition_racks(racks))
+
+    def _partition_racks(self, value: object) -> dict[str, list[list[str]]]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("partition_racks", f"expected an object of topic -> racks per partition, "
+                                               f"got {_json_type(value)}")
+        out: dict[str, list[list[str]]] = {}
+        for topic, per_partition in value.items():
+            where = f"partition_racks.{topic}"
+            self._check_name(topic, "partition_racks")
+            if not isinstance(per_partition, list):
+                raise self.fail(where, f"expected an array (one rack list per partition), got "
+                                       f"{_json_type(per_partition)}")
+            if len(per_partition) > self.limits.max_partitions_per_topic:
+                raise self.fail(where, f"{len(per_partition)} entries exceed the limit of "
+                                       f"{self.limits.max_partitions_per_topic}")
+            rows: list[list[str]] = []
+            for p, replicas in enumerate(per_partition):
+                if not isinstance(replicas, list):
+                    raise self.fail(f"{where}[{p}]", f"expected an array of rack names, got {_json_type(replicas)}")
+                if len(replicas) > self.limits.max_replicas_per_partition:
+                    raise self.fail(f"{where}[{p}]", f"{len(replicas)} replicas exceed the limit of "
+                                                     f"{self.limits.max_replicas_per_partition}")
+                # a replica on a broker without a rack (null) carries no rack, as in Kafka
+                rows.append([self._check_name(r, f"{where}[{p}]") for r in replicas if r is not None])
+            out[topic] = rows
+        return out
