@@ -31,8 +31,10 @@ def subscription_is_homogeneous(spec: GroupSpec) -> bool:
     """The coordinator's `SubscriptionType`: True iff all members subscribe to the same topic names."""
     if not spec.subscriptions:
         return True
-    first = frozenset(spec.subscriptions[0])
-    return all(frozenset(s) == first for s in spec.subscriptions[1:])
+    head = spec.subscriptions[0]
+    first = frozenset(head)
+    # Members mostly share one subscription tuple: identity and order-equal checks skip the set build.
+    return all(s is head or s == head or frozenset(s) == first for s in spec.subscriptions[1:])
 
 
 def _claims(spec: GroupSpec) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,114 @@
+"""`rebalance load LOG.jsonl --bootstrap H:P`: produce a captured log into the events topic.
+
+Each line becomes one record keyed by its group id and placed with Kafka's producer partitioning
+(`assignors.partitioner.partition_for_key`, i.e. murmur2), so every group's events sit on one partition in log
+order -- the order the service applies them in. Order within a partition is kept by the idempotent producer
+(acks=all; retries cannot reorder). The record timestamp is the event's ``ts`` when it has a valid one. Lines
+without a usable group id (bad JSON, missing group) still go in, unkeyed, on partition 0, so the service
+dead-letters them with their position instead of them vanishing here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from assignors.partitioner import partition_for_key
+from streaming.cli import UsageError
+from streaming.config import Limits
+from streaming.events import group_key
+from streaming.kafka_options import parse_cli_options, to_kafka_python
+
+DEFAULT_PARTITIONS = 2
+_DEFAULT_LIMITS = Limits()
+_MAX_TS = 253402300799999  # 9999-12-31: anything later is not a plausible epoch-ms event time
+
+
+def event_timestamp(line: bytes) -> int | None:
+    """The event's ``ts`` (epoch ms) when it is a plausible integer, else None (broker time)."""
+    if b'"ts"' not in line:
+        return None
+    try:
+        ts = json.loads(line).get("ts")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts <= _MAX_TS:
+        return ts
+    return None
+
+
+def read_lines(path: Path, max_line_bytes: int) -> Iterator[bytes]:
+    """Non-blank lines without their newline; an over-long line is cut (the service dead-letters it)."""
+    with open(path, "rb") as f:
+        while True:
+            line = f.readline(max_line_bytes + 2)
+            if not line:
+                return
+            rest = line
+            while len(rest) > max_line_bytes and not rest.endswith(b"\n"):
+                rest = f.readline(1 << 20)  # skip the rest of an over-long line in bounded chunks
+            line = line.rstrip(b"\r\n")
+            if line.strip():
+                yield line
+
+
+def load_log(path: str | Path, bootstrap: str, topic: str = "rebalance.events", *,
+             kafka_options: Mapping[str, str] | None = None, partitions: int = DEFAULT_PARTITIONS,
+             progress: IO[str] | None = None, limits: Limits = _DEFAULT_LIMITS) -> int:
+    """Produce every line of ``path`` into ``topic`` (created with ``partitions`` if missing); returns the count.
+
+    ``progress``: where to report lines/s every 2 s and a summary (the CLI passes stderr)."""
+    from kafka import KafkaProducer
+
+    from streaming.broker import ensure_topics
+
+    path = Path(path)
+    options = dict(kafka_options or {})
+    ensure_topics(bootstrap, {topic: partitions}, kafka_options=options)
+    kwargs = to_kafka_python({**options, "bootstrap.servers": bootstrap}, "producer")
+    kwargs.update(acks="all", enable_idempotence=True, linger_ms=kwargs.get("linger_ms", 20))
+    kwargs.setdefault("max_request_size", 8 * 1024 * 1024)
+    producer = KafkaProducer(**kwargs)
+    try:
+        n_parts = len(producer.partitions_for(topic))
+        count, started, shown = 0, time.monotonic(), time.monotonic()
+        for line in read_lines(path, limits.max_event_bytes + 1):
+            group = group_key(line, None, max_event_bytes=limits.max_event_bytes)
+            key = group.encode("utf-8") if group else None
+            partition = partition_for_key(key, n_parts) if key else 0
+            producer.send(topic, value=line, key=key, partition=partition, timestamp_ms=event_timestamp(line))
+            count += 1
+            if progress is not None and time.monotonic() - shown >= 2:
+                shown = time.monotonic()
+                rate = count / max(shown - started, 1e-9)
+                print(f"loaded {count} events ({rate:,.0f}/s)", file=progress, flush=True)
+        producer.flush()
+    finally:
+        producer.close()
+    if progress is not None:
+        elapsed = time.monotonic() - started
+        print(f"loaded {count} events into {topic} ({n_parts} partitions) in {elapsed:.1f}s "
+              f"({count / max(elapsed, 1e-9):,.0f}/s)", file=progress, flush=True)
+    return count
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.log)
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        options: dict[str, Any] = parse_cli_options(args.kafka_option)
+        to_kafka_python({**options, "bootstrap.servers": args.bootstrap}, "producer")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    options.pop("bootstrap.servers", None)
+    load_log(path, args.bootstrap, args.topic, kafka_options=options, progress=sys.stderr)
+    return 0
