@@ -1,7 +1,7 @@
 """The streaming pipeline's speed, side by side with the plain-Python loop over the same log.
 
-    python -m bench.pipeline [--events 100000] [--groups 1000] [--trickle 150] [--big-partitions 1000000]
-                             [--big-members 2000] [--skip throughput,latency,big] [--strategies ...]
+    python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--trickle 150]
+                             [--big-partitions 1000000] [--big-members 2000] [--skip throughput,latency,big]
 
 1. Throughput: one generated log (fixed seed) through `local.replay` (the floor: no Spark, no Kafka),
    `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark, local Kafka
@@ -105,16 +105,18 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[
     from streaming.local import read_jsonl, replay
     from streaming.replay import replay_log
 
-    log = generate_log(work / "throughput.jsonl", args.events, args.groups)
+    log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
     say(f"log: {args.events} events over {args.groups} groups -> {log}")
     cfg = _config(args)
     rows: list[tuple[str, float, str]] = []
 
     say("plain-Python loop (local.replay)...")
-    t = time.perf_counter()
+    t = shown = time.perf_counter()
     n_out = 0
-    for i, _ in enumerate(replay(read_jsonl(log), cfg, max_events_per_batch=None)):
-        n_out = i + 1
+    for n_out, rec in enumerate(replay(read_jsonl(log), cfg, max_events_per_batch=1_000), 1):
+        if time.perf_counter() - shown > 15:
+            shown = time.perf_counter()
+            say(f"  {n_out} records, at line {rec.order[1]} of {args.events}")
     local_s = time.perf_counter() - t
     rows.append(("local.replay (plain Python)", local_s, f"{n_out} records"))
     say(f"  {local_s:.1f}s ({_rate(args.events, local_s)} events/s)")
@@ -279,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--groups", type=int, default=1_000)
+    p.add_argument("--seed", type=int, default=SEED, help="seed of the generated log (default: %(default)s)")
     p.add_argument("--max-events-per-batch", type=int, default=None)
     p.add_argument("--strategies", default="sticky,cooperative-sticky")
     p.add_argument("--trickle", type=int, default=150, help="measured events of the latency run")

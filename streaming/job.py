@@ -1,0 +1,229 @@
+"""The main job: source rows -> group key -> per-group state machine -> (topic, key, value) rows for a sink.
+
+Spark only moves data here: the parse stage computes each event's group (a pandas UDF over
+`events.group_key`), `groupBy(group).applyInPandasWithState` hands each group's rows of a micro-batch
+to `group_state.step` with the group's state blob, and the step's outputs are routed to the diffs or
+dead-letter topic. Event order, validation and assignment are all inside `step` (pure, tested without
+Spark); it also sorts the rows, which Spark does not deliver in order.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pandas as pd
+from pyspark import TaskContext
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.functions import pandas_udf
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
+
+from streaming import events, group_state
+from streaming.cli import UsageError
+from streaming.config import Limits, PipelineConfig, parse_strategies
+from streaming.faults import pause_point
+
+STATE_SCHEMA = "version int, blob binary"  # one opaque blob: cheap to ship, evolves inside (notes §1.2, §1.6)
+STATE_VERSION = 1
+STEP_SCHEMA = "kind string, key string, value binary"
+SOURCES = ("kafka", "files")  # how a row's (topic, partition, offset) reads as a source position
+
+
+def pipeline_config(strategies: str) -> PipelineConfig:
+    """`--strategies` text -> config; bad names are a usage error (exit 2)."""
+    try:
+        return PipelineConfig(parse_strategies(strategies), Limits())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def check_batch_size(n: int | None) -> int | None:
+    """`--max-events-per-batch`: a positive integer or None (no cap)."""
+    if n is not None and n < 1:
+        raise UsageError(f"--max-events-per-batch: expected a positive integer, got {n}")
+    return n
+
+
+def _null(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _group_keys(value: pd.Series, key: pd.Series, *, limits: Limits) -> pd.Series:
+    return pd.Series([
+        events.group_key(None if _null(v) else bytes(v), None if _null(k) else bytes(k),
+                         max_event_bytes=limits.max_event_bytes, max_name_chars=limits.max_name_chars)
+        for v, k in zip(value, key, strict=True)
+    ], dtype=object)
+
+
+def _records(pdf: pd.DataFrame, source: str) -> list[group_state.SourceRecord]:
+    records = []
+    for value, key, topic, partition, offset, ts in zip(
+        pdf["value"], pdf["key"], pdf["topic"], pdf["partition"], pdf["offset"], pdf["ts_ms"], strict=True
+    ):
+        partition, offset = int(partition), int(offset)
+        position = (
+            {"topic": topic, "partition": partition, "offset": offset}
+            if source == "kafka"
+            else {"file": topic, "line": offset}
+        )
+        records.append(group_state.SourceRecord(
+            value=None if _null(value) else bytes(value),
+            key=None if _null(key) else bytes(key),
+            source=position,
+            order=(partition, offset),
+            timestamp_ms=None if _null(ts) else int(ts),
+        ))
+    return records
+
+
+def _apply_group(
+    key: tuple[str], pdfs: Iterator[pd.DataFrame], state: GroupState, *, config: PipelineConfig, source: str
+) -> Iterator[pd.DataFrame]:
+    """One group's rows of one micro-batch through `step`; state written back or dropped."""
+    (group,) = key
+    records = _records(pd.concat(list(pdfs), ignore_index=True), source)
+    blob = bytes(state.get[1]) if state.exists else None
+    new_blob, outputs = group_state.step(group, blob, records, config, state.getCurrentProcessingTimeMs())
+    ctx = TaskContext.get()
+    pause_point("state", ctx.getLocalProperty("streaming.sql.batchId") if ctx else None)
+    if new_blob is not None:  # always: in PySpark 4.3.0 a state left without update() was found dropped
+        state.update((STATE_VERSION, new_blob))
+    elif state.exists:
+        state.remove()
+    if outputs:
+        yield pd.DataFrame({
+            "kind": [o.kind for o in outputs],
+            "key": [o.key for o in outputs],
+            "value": [o.value for o in outputs],
+        })
+
+
+def build_pipeline(
+    spark: SparkSession,
+    source_df: DataFrame,
+    config: PipelineConfig,
+    topics: Mapping[str, str],
+    *,
+    source: str = "kafka",
+) -> DataFrame:
+    """`source_df` in the Kafka source schema -> `topic string, key string, value binary`.
+
+    `topics` maps an output kind ("diff", "dead-letter") to its topic; `source` says whether rows come
+    from Kafka (positions `{"topic", "partition", "offset"}`) or from JSONL files (`{"file", "line"}`).
+    """
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
+    limits = config.limits
+
+    @pandas_udf("string")
+    def group_keys(value: pd.Series, key: pd.Series) -> pd.Series:
+        return _group_keys(value, key, limits=limits)
+
+    parsed = source_df.select(
+        group_keys("value", "key").alias("group"),
+        "key", "value", "topic", "partition", "offset",
+        F.unix_millis("timestamp").alias("ts_ms"),
+    )
+    stepped = parsed.groupBy("group").applyInPandasWithState(
+        functools.partial(_apply_group, config=config, source=source),
+        STEP_SCHEMA, STATE_SCHEMA, "Append", GroupStateTimeout.NoTimeout,
+    )
+    route = F.create_map(*(F.lit(x) for kind in ("diff", "dead-letter") for x in (kind, topics[kind])))
+    return stepped.select(route[F.col("kind")].alias("topic"), "key", "value")
+
+
+def start_query(
+    output: DataFrame,
+    sink_format: str,
+    sink_options: Mapping[str, str],
+    checkpoint: str,
+    *,
+    once: bool,
+    name: str | None = None,
+) -> StreamingQuery:
+    """Start the sink: availableNow (catch up, then stop) for `--once`/replay, else back-to-back batches."""
+    writer = (
+        output.writeStream.format(sink_format)
+        .options(**sink_options)
+        .option("checkpointLocation", checkpoint)
+        .outputMode("append")
+    )
+    if name:
+        writer = writer.queryName(name)
+    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="0 seconds")
+    return writer.start()
+
+
+def _offset_total(offset: Any) -> int | None:
+    """Sum of the numbers in a source offset (per-file lines, per-partition offsets): lag arithmetic."""
+    if isinstance(offset, str):
+        try:
+            offset = json.loads(offset)
+        except ValueError:
+            return None
+    if isinstance(offset, bool):
+        return None
+    if isinstance(offset, int):
+        return offset
+    if isinstance(offset, dict):
+        parts = [_offset_total(v) for v in offset.values()]
+        return None if any(p is None for p in parts) else sum(parts)
+    return None
+
+
+def progress_line(progress: Mapping[str, Any], label: str) -> str:
+    rows = progress.get("numInputRows", 0)
+    rate = progress.get("processedRowsPerSecond") or 0.0
+    lags = []
+    for s in progress.get("sources", []):
+        latest, end = _offset_total(s.get("latestOffset")), _offset_total(s.get("endOffset"))
+        if latest is not None and end is not None:
+            lags.append(max(0, latest - end))
+    lag = str(sum(lags)) if lags else "?"
+    ms = progress.get("durationMs", {}).get("triggerExecution", 0)
+    return f"[{label}] batch {progress.get('batchId')}: {rows} events in {ms} ms ({rate:,.0f} events/s), lag {lag}"
+
+
+def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heartbeat_s: float = 15.0,
+                out=sys.stderr) -> int:
+    """Wait for the query, printing one line per micro-batch that read events (and a heartbeat while a
+    long batch runs); re-raise its failure. Returns the number of events read. Ctrl-C stops the query.
+    """
+    seen, events = -1, 0
+    since = beat = time.monotonic()
+    try:
+        while True:
+            done = query.awaitTermination(poll_s)
+            for p in query.recentProgress:
+                if p["batchId"] > seen:
+                    seen, since = p["batchId"], time.monotonic()
+                    beat = since
+                    events += p.get("numInputRows") or 0
+                    if p.get("numInputRows") and out is not None:
+                        print(progress_line(p, label), file=out, flush=True)
+            if done:
+                return events
+            if out is not None and time.monotonic() - beat >= heartbeat_s:
+                beat = time.monotonic()
+                status = query.status
+                if status.get("isTriggerActive"):
+                    print(f"[{label}] micro-batch running for {beat - since:.0f} s ({status.get('message', '')})",
+                          file=out, flush=True)
+    except KeyboardInterrupt:
+        print(f"[{label}] stopping", file=out or sys.stderr, flush=True)
+        query.stop()
+        return events
+
+
+def wait_started(query: StreamingQuery, timeout_s: float = 120.0) -> None:
+    """Block until the first micro-batch has been planned (used by latency benchmarks and tests)."""
+    deadline = time.monotonic() + timeout_s
+    while query.isActive and not query.recentProgress and time.monotonic() < deadline:
+        time.sleep(0.2)
