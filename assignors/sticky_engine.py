@@ -24,6 +24,13 @@ the subscriptions (the order of the pre-pass and of the constrained builder's ow
 Deliberate deviation: Java's `performReassignments` may hand a partition back to its prevAssignment
 owner even when that member no longer subscribes to the topic (an invalid assignment), or throw a
 NullPointerException when that member is "fixed"; we skip the prevAssignment rule in those two cases.
+Second deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
+instead a partition that earlier went Y -> X' (X' = p's original owner, not X), so X keeps its load and
+the next partition of the pass undoes that move; every pass then changes something and `isBalanced` never
+holds (seen on a real 10-member group with mixed subscriptions). A pass decides deterministically from
+the ownership and the movement sets it starts from, so when a pass ends in a state some earlier pass of
+the same call started from, Java can only repeat those passes: we stop there instead (then the revert
+rule applies as usual). Every terminating Java run is unaffected.
 Not modelled: treeified `HashSet` buckets (9+ colliding moved partitions of one topic between the same
 two members, in a set of capacity >= 64). The rack-aware passes go one partition at a time (a bisection
 per replica rack in the constrained builder, a heap step in the general one), so they are the slow part.
@@ -31,6 +38,7 @@ per replica rack in the constrained builder, a heap step in the general one), so
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 from bisect import bisect_left
 from collections import deque
@@ -563,6 +571,17 @@ class _PartitionMovements:
         s = pairs.get((new, old))
         return pid if s is None else s.first()
 
+    def order_key(self) -> bytes:
+        """Everything besides the assignment that steers later moves: each set's capacity and element
+        order (owners determine which records exist, not in which order a `HashSet` yields them)."""
+        parts = []
+        for t in sorted(self.by_topic):
+            for pair, s in sorted(self.by_topic[t].items()):
+                mask = s.cap - 1
+                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))
+                parts.append((t, pair, s.cap, tuple(order)))
+        return repr(parts).encode()
+
     def move(self, pid: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
         if rec is None:
@@ -806,6 +825,7 @@ class _GeneralBuilder:
         balance = self.balance
         balanced = balance.balanced()
         chunk = 256
+        seen = {self._state_digest()}
         while True:
             modified = False
             pos = 0
@@ -843,6 +863,16 @@ class _GeneralBuilder:
                 chunk = 256
             if not modified:
                 return performed
+            digest = self._state_digest()
+            if digest in seen:  # Java would repeat these passes forever (see the module docstring)
+                return performed
+            seen.add(digest)
+
+    def _state_digest(self) -> bytes:
+        """The state a pass of `performReassignments` starts from: it decides the whole pass."""
+        h = hashlib.blake2b(self.owner.tobytes(), digest_size=16)
+        h.update(self.movements.order_key())
+        return h.digest()
 
     def _result(self) -> list[np.ndarray]:
         ids = np.flatnonzero(self.owner >= 0)

@@ -367,8 +367,15 @@ class JavaSticky:
                 new = next(m for m in order() if tp[0] in c2t[m])
             process(moves.actual(tp, pc[tp], new), new)
 
+        def state():  # what a pass starts from: owners plus each movement set's buckets, in order
+            sets = sorted(
+                (t, pair, tuple(map(tuple, hs.table))) for t, d in moves.by_topic.items() for pair, hs in d.items()
+            )
+            return tuple(sorted(pc.items())), tuple(sets)
+
         def perform(parts: list[TP]) -> bool:
             performed = False
+            seen = {state()}
             while True:
                 modified = False
                 for tp in parts:
@@ -402,6 +409,9 @@ class JavaSticky:
                                 break
                 if not modified:
                     return performed
+                if state() in seen:  # the engine's documented deviation: Java would loop forever
+                    return performed
+                seen.add(state())
 
         def score(assignment) -> int:
             sizes = [len(v) for v in assignment.values()]
@@ -757,3 +767,92 @@ def test_skewed_groups_with_racks_match_java_transcription(seed):
         }
         layout = {t: [rnd.sample(racks, rnd.randint(0, 2)) for _ in range(n)] for t, n in topics.items()}
         check(topics, members, layout, prefer=rnd.random() < 0.3)
+
+
+# --- regression: a performReassignments pass that undoes itself forever (replayed group g00190) -------
+
+G00190_TOPICS = {"g00190.t0": 62, "g00190.t1": 58, "g00190.t2": 27}
+# member: (subscribed topics, owned partitions at generation 30, expected sticky result in order)
+G00190_MEMBERS = {
+    "g00190-c6": (
+        "t0 t2",
+        "t0-7 t0-12 t0-19 t0-39 t0-40 t0-42 t0-43 t0-45 t0-46 t0-47 t0-48 t0-49 t0-51 t0-53 t0-60",
+        "t0-19 t0-39 t0-40 t0-42 t0-43 t0-45 t0-46 t0-47 t0-48 t0-49 t0-51 t0-53 t0-60 t0-18 t0-27 t0-37",
+    ),
+    "g00190-c7": (
+        "t1 t2",
+        "t2-0 t2-1 t2-11 t2-12 t2-13 t2-14 t2-16 t2-17 t2-18 t2-19 t2-21 t2-22 t2-24 t2-25",
+        "t2-12 t2-13 t2-14 t2-16 t2-17 t2-18 t2-19 t2-21 t2-22 t2-24 t2-25 t1-8 t2-20 t2-26",
+    ),
+    "g00190-c8": (
+        "t1",
+        "t1-8 t1-11 t1-17 t1-23 t1-26 t1-27 t1-35 t1-37 t1-39 t1-43 t1-46 t1-49 t1-52 t1-55",
+        "t1-11 t1-17 t1-23 t1-26 t1-27 t1-35 t1-37 t1-39 t1-43 t1-46 t1-49 t1-52 t1-55 t1-0",
+    ),
+    "g00190-c9": (
+        "t1",
+        "t1-12 t1-21 t1-32 t1-33 t1-34 t1-36 t1-38 t1-40 t1-41 t1-44 t1-47 t1-50 t1-53 t1-56",
+        "t1-12 t1-21 t1-32 t1-33 t1-34 t1-36 t1-38 t1-40 t1-41 t1-44 t1-47 t1-50 t1-53 t1-56",
+    ),
+    "g00190-c11": (
+        "t0 t1",
+        "t0-13 t0-22 t0-24 t0-26 t0-28 t0-29 t0-32 t0-33 t0-34 t0-36 t0-38 t0-41 t0-50 t0-56 t0-61",
+        "t0-22 t0-24 t0-26 t0-28 t0-29 t0-32 t0-33 t0-34 t0-36 t0-38 t0-41 t0-50 t0-56 t0-61 t0-30 t0-44",
+    ),
+    "g00190-c12": (
+        "t2",
+        "t0-6 t0-9 t0-15 t0-18 t0-20 t0-23 t0-25 t0-27 t0-30 t0-31 t0-35 t0-37 t0-44 t0-52 t0-57",
+        "t2-0 t2-1 t2-2 t2-3 t2-4 t2-5 t2-6 t2-7 t2-8 t2-9 t2-10 t2-11 t2-15 t2-23",
+    ),
+    "g00190-c13": (
+        "t1",
+        "t1-9 t1-13 t1-19 t1-20 t1-22 t1-24 t1-25 t1-29 t1-30 t1-42 t1-45 t1-48 t1-51 t1-54 t1-57",
+        "t1-13 t1-19 t1-20 t1-22 t1-24 t1-25 t1-29 t1-30 t1-42 t1-45 t1-48 t1-51 t1-54 t1-57",
+    ),
+    "g00190-c15": (
+        "t1",
+        "t1-0 t1-1 t1-2 t1-3 t1-4 t1-5 t1-6 t1-7 t1-10 t1-14 t1-15 t1-16 t1-18 t1-28 t1-31",
+        "t1-2 t1-3 t1-4 t1-5 t1-6 t1-7 t1-10 t1-14 t1-15 t1-16 t1-18 t1-28 t1-31 t1-9",
+    ),
+    "g00190-c16": (
+        "t0 t1 t2",
+        "t0-8 t0-54 t0-58 t2-2 t2-3 t2-4 t2-5 t2-6 t2-7 t2-8 t2-9 t2-15 t2-20 t2-23 t2-26",
+        "t0-8 t0-54 t0-58 t0-9 t0-23 t0-31 t0-52 t1-1 t0-0 t0-1 t0-6 t0-7 t0-2 t0-12 t0-3 t0-20",
+    ),
+    "g00190-c18": (
+        "t0 t1 t2",
+        "t0-0 t0-1 t0-2 t0-3 t0-4 t0-5 t0-10 t0-11 t0-14 t0-16 t0-17 t0-21 t0-55 t0-59 t2-10",
+        "t0-4 t0-5 t0-10 t0-11 t0-14 t0-16 t0-17 t0-21 t0-55 t0-59 t0-15 t0-25 t0-35 t0-57 t0-13",
+    ),
+}
+
+
+def _g00190_tps(text: str) -> list[TP]:
+    return [(f"g00190.{t}", int(p)) for t, p in (w.split("-") for w in text.split())]
+
+
+def test_reassignment_passes_that_repeat_a_state_stop_there(monkeypatch):
+    """Every pass moves t1-9 c15 -> c13 (asked to move t1-1, which came c15 -> c16, from c16 to c13, the
+    movement bookkeeping moves the reverse-pair partition t1-9 instead, so c16 stays at 16) and then back,
+    and `isBalanced` never holds: Java loops forever. We stop at the repeated state (module docstring);
+    the expected lists are the Java transcription's with the same stop."""
+    import assignors.sticky_engine as engine
+
+    moves = []
+    real_move = engine._PartitionMovements.move
+
+    def bounded_move(self, pid, old, new):
+        moves.append(pid)
+        assert len(moves) < 10_000, "performReassignments does not terminate"
+        real_move(self, pid, old, new)
+
+    monkeypatch.setattr(engine._PartitionMovements, "move", bounded_move)
+    members = {
+        m: Member(topics=[f"g00190.{t}" for t in subs.split()], owned=_g00190_tps(owned), generation=30)
+        for m, (subs, owned, _) in G00190_MEMBERS.items()
+    }
+    spec = build_spec(G00190_TOPICS, members)
+    out = sticky_outcome(spec)
+    assert _lists(spec, out) == {m: _g00190_tps(want) for m, (_, _, want) in G00190_MEMBERS.items()}
+    assert spec.to_result(get_assignor("sticky").assign(spec)) == spec.to_result(out.assignment)
+    check(G00190_TOPICS, members, None)  # the transcription (same stop) and the cooperative result
