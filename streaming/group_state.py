@@ -75,10 +75,21 @@ def step(
     Returns the new blob (None: the group has no state) and the output records in order. `group == ""`
     is the dead-letter lane: every record becomes a dead letter and nothing is stored.
     """
+    current, dirty, out = step_state(group, decode(state) if state is not None else None, records, config, now_ms)
+    if current is None:
+        return None, out
+    return (encode(current) if dirty else state), out
+
+
+def step_state(
+    group: str, current: GroupState | None, records: Sequence[SourceRecord], config: PipelineConfig, now_ms: int
+) -> tuple[GroupState | None, bool, list[OutputRecord]]:
+    """`step` over a decoded state, for callers that keep states in memory between calls (the local loop
+    encodes each group once at the end instead of once per batch). Returns (state, whether it differs from
+    the one passed in, output records); `current` itself is never modified beyond strategy alignment."""
     ordered = sorted(records, key=lambda r: r.order)
     limits = config.limits
     out: list[OutputRecord] = []
-    current = decode(state) if state is not None else None
     dirty = current is not None and _align_strategies(current, config.strategies)
     for rec in ordered:
         emit = _Emitter(group, rec, now_ms, limits, out)
@@ -103,8 +114,8 @@ def step(
         if changed is not None:
             current, dirty = changed, True
     if current is None or not group:
-        return None, out
-    return (encode(current) if dirty else state), out
+        return None, dirty, out
+    return current, dirty, out
 
 
 def _empty_state(strategies: Sequence[str]) -> GroupState:
@@ -157,6 +168,8 @@ class _Emitter:
 
 def _layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     """Old global id -> new global id (-1: the partition is gone); topics may only be appended."""
+    if old_sizes.size == new_sizes.size and np.array_equal(old_sizes, new_sizes):  # most events keep the layout
+        return np.arange(int(new_sizes.sum()), dtype=np.int64)
     old = np.zeros(new_sizes.size, dtype=np.int64)
     old[: old_sizes.size] = old_sizes
     old_starts = np.concatenate([[0], np.cumsum(old)])
@@ -419,8 +432,11 @@ class _RoundContext:
         old_padded = np.zeros(new_sizes.size, dtype=np.int64)
         old_padded[: old.sizes.size] = old.sizes
         self.union_sizes = np.maximum(old_padded, new_sizes)
-        self.old_to_union = _layout_map(old.sizes, self.union_sizes)
-        self.new_to_union = _layout_map(new_sizes, self.union_sizes)
+        # the usual event: nobody left and no topic was deleted, so union arrays are the new ones as they are
+        self.union_is_new = not self.leavers and bool(np.array_equal(self.union_sizes, new_sizes))
+        if not self.union_is_new:
+            self.old_to_union = _layout_map(old.sizes, self.union_sizes)
+            self.new_to_union = _layout_map(new_sizes, self.union_sizes)
         # topics with metadata, as the assignors see them
         live = np.flatnonzero(new_sizes > 0)
         self.live_index = np.full(new_sizes.size, -1, dtype=np.int32)
@@ -539,7 +555,8 @@ class _RoundContext:
         for j in self.leavers:
             self.leaver_owned[j][name] = self.old_keys[prev_old == j]
         prev_new = _move(_translate(prev_old, self.remap), self.old_to_new, self.num_partitions, -1)
-        prev_union = _move(_translate(prev_old, self.to_union), self.old_to_union, int(self.union_sizes.sum()), -1)
+        prev_union = (prev_new if self.union_is_new else
+                      _move(_translate(prev_old, self.to_union), self.old_to_union, int(self.union_sizes.sum()), -1))
         if self.tr.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
@@ -553,9 +570,9 @@ class _RoundContext:
             generation += 1
             first = not rounds
             if first:
-                changes, assigned, revoked = member_changes(
-                    prev_union, _move(new_owner, self.new_to_union, prev_union.size, -1),
-                    self.union_ids, self.topics, self.union_sizes)
+                new_union = new_owner if self.union_is_new else _move(new_owner, self.new_to_union, prev_union.size, -1)
+                changes, assigned, revoked = member_changes(prev_union, new_union, self.union_ids, self.topics,
+                                                            self.union_sizes)
                 paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, self.member_ids, self.topics, self.sizes)

@@ -15,7 +15,8 @@ from itertools import islice
 
 from streaming.config import Limits, PipelineConfig
 from streaming.events import group_key
-from streaming.group_state import OutputRecord, SourceRecord, step
+from streaming.group_state import OutputRecord, SourceRecord, step_state
+from streaming.state_codec import GroupState, decode, encode
 
 _DEFAULT_LIMITS = Limits()
 
@@ -61,29 +62,44 @@ def replay(
 
     Records are taken in micro-batches of `max_events_per_batch` (None: all at once); per batch, each
     group's records go to one `step` call, as Spark would do. `states` (group -> blob) may be passed in
-    to resume or to inspect the final states.
+    to resume or to inspect the final states; it is brought up to date when the replay ends (exhausted
+    or closed). In between, states stay decoded in memory: with many groups a batch holds about one event
+    per group, and a blob round trip per batch would cost as much as the event itself.
     """
     if max_events_per_batch is not None and max_events_per_batch < 1:
         raise ValueError(f"max_events_per_batch: expected a positive integer, got {max_events_per_batch}")
     states = {} if states is None else states
+    live: dict[str, GroupState] = {}  # decoded states of the groups met so far
+    stale: set[str] = set()  # groups whose blob in `states` is behind `live`
     limits = config.limits
     it = iter(records)
-    while batch := list(islice(it, max_events_per_batch)) if max_events_per_batch else list(it):
-        by_group: dict[str, list[SourceRecord]] = {}
-        for rec in batch:
-            key = group_key(rec.value, rec.key, max_event_bytes=limits.max_event_bytes,
-                            max_name_chars=limits.max_name_chars)
-            by_group.setdefault(key, []).append(rec)
-        now = now_ms()
-        out: list[OutputRecord] = []
-        for group, recs in by_group.items():
-            blob, emitted = step(group, states.get(group), recs, config, now)
-            if blob is None:
-                states.pop(group, None)
-            else:
-                states[group] = blob
-            out.extend(emitted)
-        out.sort(key=lambda r: r.order)
-        yield from out
-        if not max_events_per_batch:
-            return
+    try:
+        while batch := list(islice(it, max_events_per_batch)) if max_events_per_batch else list(it):
+            by_group: dict[str, list[SourceRecord]] = {}
+            for rec in batch:
+                key = group_key(rec.value, rec.key, max_event_bytes=limits.max_event_bytes,
+                                max_name_chars=limits.max_name_chars)
+                by_group.setdefault(key, []).append(rec)
+            now = now_ms()
+            out: list[OutputRecord] = []
+            for group, recs in by_group.items():
+                current = live.get(group)
+                if current is None and group in states:
+                    current = decode(states[group])
+                current, dirty, emitted = step_state(group, current, recs, config, now)
+                if current is None:
+                    live.pop(group, None)
+                    states.pop(group, None)
+                    stale.discard(group)
+                else:
+                    live[group] = current
+                    if dirty:
+                        stale.add(group)
+                out.extend(emitted)
+            out.sort(key=lambda r: r.order)
+            yield from out
+            if not max_events_per_batch:
+                return
+    finally:
+        for group in stale:
+            states[group] = encode(live[group])

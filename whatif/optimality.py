@@ -13,6 +13,10 @@ member's load. Its constraint matrix is a bipartite incidence matrix (totally un
 optimum (HiGHS) is the integer optimum. Connected parts of the group–member graph are solved on their
 own, and a part with a single topic group has the closed form ``sum(min(load, owned))`` — which covers
 identical subscriptions, the common case of huge groups, in O(partitions).
+
+The LP is the last resort (a few ms of scipy overhead per call, once per round of a replay): every
+member keeps at most ``min(load, keepable)``; when the strategy's own assignment reaches that bound (most
+sticky rounds) it is the answer, and otherwise a min-cut check usually proves some other assignment does.
 """
 
 from __future__ import annotations
@@ -57,6 +61,12 @@ def min_moves(
     keepable = allowed[owned_member, owned_topic]
     if not keepable.any():
         return total_owned
+    # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
+    # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
+    keepable_member = np.bincount(owned_member[keepable], weights=owned_count[keepable], minlength=num_members)
+    least = total_owned - int(np.minimum(keepable_member, load).sum())
+    if least == moves(prev, new):
+        return least
 
     # Topic groups: topics with identical subscriber sets (topics nobody may hold are dropped).
     subscribed_topics = np.flatnonzero(allowed.any(axis=0))
@@ -77,6 +87,11 @@ def min_moves(
     keys = topic_group[owned_topic[keepable]] * num_members + owned_member[keepable]
     pair, count = _sum_by_key(keys, num_groups * num_members, weights=owned_count[keepable])
     keep_group, keep_member = np.divmod(pair, num_members)
+
+    # Often the bound is reachable by some other assignment: one min-cut check over the whole graph says so.
+    whole = _max_kept(np.arange(num_groups), group_size, columns, load, (keep_group, keep_member, count), solve=False)
+    if whole is not None:
+        return total_owned - whole
 
     # Connected parts of the bipartite graph groups x members (nodes: groups first, then members).
     group_idx, member_idx = np.nonzero(columns)
@@ -121,8 +136,11 @@ def _max_kept(
     columns: np.ndarray,
     load: np.ndarray,
     keep: tuple[np.ndarray, np.ndarray, np.ndarray],
-) -> int:
-    """Most partitions kept by their owners in one connected part, as a transportation LP."""
+    *,
+    solve: bool = True,
+) -> int | None:
+    """Most partitions kept by their owners in one connected part of `groups`, as a transportation LP
+    unless the keep bound is reachable (a min-cut check proves it). `solve=False`: None instead of the LP."""
     keep_group, keep_member, keep_count = keep
     loaded = load > 0
     free_group_local, free_member = np.nonzero(columns[groups] & loaded)
@@ -137,6 +155,10 @@ def _max_kept(
     member_row[members] = np.arange(len(members))
     group_row = np.full(len(group_size), -1, dtype=np.int64)
     group_row[groups] = np.arange(len(groups))
+    bound = _keep_bound_if_feasible(member_row, group_row, group_size[groups], load[members],
+                                    (keep_group, keep_member, keep_count), (free_group, free_member))
+    if bound is not None or not solve:
+        return bound
 
     var_group = np.concatenate([keep_group, free_group])
     var_member = np.concatenate([keep_member, free_member])
@@ -160,6 +182,44 @@ def _max_kept(
     if result.status != 0:  # the strategy's own assignment is feasible, so this is a solver failure
         raise RuntimeError(f"min_moves: HiGHS failed: {result.message}")
     return round(-result.fun)
+
+
+_MAX_CUT_GROUPS = 10  # the bound check enumerates 2**groups cuts; bigger parts go straight to the LP
+
+
+def _keep_bound_if_feasible(
+    member_row: np.ndarray,
+    group_row: np.ndarray,
+    capacity: np.ndarray,
+    demand: np.ndarray,
+    keep: tuple[np.ndarray, np.ndarray, np.ndarray],
+    free: tuple[np.ndarray, np.ndarray],
+) -> int | None:
+    """The upper bound ``sum(min(load, keepable))`` of a part if some assignment reaches it, else None.
+
+    Reaching it is a max-flow question: each member takes exactly its bound's share K through its keep
+    edges (capacity: owned count) and the rest of its load through any allowed group, within the group
+    sizes. Parts have few topic groups, so the min cut is found by enumerating which groups stay on the
+    source side (member nodes then pick their cheaper side independently): a handful of array operations
+    instead of an LP or a sparse-graph solver.
+    """
+    num_groups, num_members = len(capacity), len(demand)
+    if num_groups > _MAX_CUT_GROUPS:
+        return None
+    keep_group, keep_member, keep_count = keep
+    free_group, free_member = free
+    owned = np.zeros((num_groups, num_members), dtype=np.int64)
+    owned[group_row[keep_group], member_row[keep_member]] = keep_count
+    allowed = np.zeros((num_groups, num_members), dtype=np.int64)
+    allowed[group_row[free_group], member_row[free_member]] = 1
+    kept = np.minimum(owned.sum(axis=0), demand)
+    outside = ((np.arange(1 << num_groups)[:, None] >> np.arange(num_groups)) & 1) ^ 1  # [cut, group]: sink side
+    cut = ((1 - outside) @ capacity
+           + np.minimum(outside @ owned, kept).sum(axis=1)
+           + ((outside @ allowed) > 0) @ (demand - kept))
+    if cut.min() < demand.sum():
+        return None
+    return int(kept.sum())
 
 
 def _validated(

@@ -67,6 +67,17 @@ def test_sparse_counting_matches_brute_force(seed, monkeypatch):
     assert min_moves(*case) == brute_force(*case)
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_every_shortcut_off_matches_brute_force(seed, monkeypatch):
+    """The keep-bound shortcuts (strategy reaches it, max-flow reaches it) skipped: the LP alone is exact."""
+    monkeypatch.setattr(optimality, "moves", lambda prev, new: -1)
+    monkeypatch.setattr(optimality, "_keep_bound_if_feasible", lambda *args: None)
+    rng = np.random.default_rng(30_000 + seed)
+    prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
+    subscribed[0, :] = True
+    assert min_moves(prev, new, topic, subscribed) == brute_force(prev, new, topic, subscribed)
+
+
 @st.composite
 def groups(draw):
     num_members = draw(st.integers(1, 4))
