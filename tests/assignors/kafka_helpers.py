@@ -17,6 +17,17 @@ RACKS = ALL_RACKS
 DEFAULT_GENERATION = -1
 
 
+def grouped(result: Mapping[str, Sequence[tuple[str, int]]]) -> dict[str, dict[str, set[int]]]:
+    """An assignment as member -> topic -> set of partitions, the shape the group-coordinator tests compare."""
+    out: dict[str, dict[str, set[int]]] = {}
+    for member, parts in result.items():
+        per_topic: dict[str, set[int]] = {}
+        for t, p in parts:
+            per_topic.setdefault(t, set()).add(p)
+        out[member] = per_topic
+    return out
+
+
 def tp(topic: str, partition: int) -> tuple[str, int]:
     return (topic, partition)
 

@@ -7,18 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from kafka_helpers import grouped
 
 from assignors import Member, assign
-
-
-def grouped(result: dict[str, list[tuple[str, int]]]) -> dict[str, dict[str, set[int]]]:
-    out: dict[str, dict[str, set[int]]] = {}
-    for member, parts in result.items():
-        per_topic: dict[str, set[int]] = {}
-        for t, p in parts:
-            per_topic.setdefault(t, set()).add(p)
-        out[member] = per_topic
-    return out
 
 
 def run(topics: dict[str, int], members: dict[str, Member]) -> dict[str, dict[str, set[int]]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 
+from kafka_helpers import grouped
+
 from assignors import Member, assign, build_spec
 from assignors.uniform import UniformAssignor, _water_fill, subscription_is_homogeneous
 
@@ -29,13 +31,7 @@ def run(topics: dict[str, int], members: dict[str, Member]) -> dict[str, dict[st
     spec = build_spec(topics, members)
     assert not subscription_is_homogeneous(spec), "these tests exercise the heterogeneous builder"
     result = spec.to_result(UniformAssignor().assign(spec))
-    out: dict[str, dict[str, set[int]]] = {}
-    for member, parts in result.items():
-        per_topic: dict[str, set[int]] = {}
-        for t, p in parts:
-            per_topic.setdefault(t, set()).add(p)
-        out[member] = per_topic
-    return out
+    return grouped(result)
 
 
 def test_two_members_no_topic_subscription():

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import random
 
+from kafka_helpers import grouped
+
 from assignors import Member, assign, build_spec
 from assignors.uniform import UniformAssignor, subscription_is_homogeneous
 
@@ -32,13 +34,7 @@ def run(topics: dict[str, int], members: dict[str, Member]) -> dict[str, dict[st
     assert subscription_is_homogeneous(spec)
     result = spec.to_result(UniformAssignor().assign(spec))
     check_validity_and_balance(members, result)
-    out: dict[str, dict[str, set[int]]] = {}
-    for member, parts in result.items():
-        per_topic: dict[str, set[int]] = {}
-        for t, p in parts:
-            per_topic.setdefault(t, set()).add(p)
-        out[member] = per_topic
-    return out
+    return grouped(result)
 
 
 def check_validity_and_balance(members: dict[str, Member], result: dict[str, list[tuple[str, int]]]) -> None:
