@@ -19,6 +19,7 @@ from itertools import repeat
 import numpy as np
 
 from assignors.javaorder import java_string_key
+from assignors.pairs import CACHE, RESULTS
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
 
@@ -102,9 +103,7 @@ class GroupSpec:
     def member_rack_bit(self) -> np.ndarray:
         """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""
         index = {r: i for i, r in enumerate(self.rack_names)}
-        return np.array(
-            [np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64
-        )
+        return np.array([np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64)
 
     @cached_property
     def member_info_order(self) -> np.ndarray:
@@ -146,8 +145,7 @@ class GroupSpec:
     def to_result(self, assignment: Sequence[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
         """Per-member global ids -> the public result, partitions sorted by (topic, partition).
 
-        Builds one flat list of (topic, partition) tuples and slices it per member: a million tuples
-        is the unavoidable cost here, so everything else stays in numpy.
+        One flat list of the cached (topic, partition) tuples (`assignors.pairs`), sliced per member.
         """
         if len(assignment) != self.num_members:
             raise ValueError(f"assignment: {len(assignment)} lists for {self.num_members} members")
@@ -164,13 +162,14 @@ class GroupSpec:
             flat = np.concatenate(
                 [flat[lo:hi][np.argsort(rank[lo:hi], kind="stable")] for lo, hi in itertools.pairwise(bounds.tolist())]
             )
-        with _gc_paused():
-            # Object arrays hand out the same str/int objects again instead of creating a million ints.
-            topics = np.asarray(self.topic_names, dtype=object)[self.partition_topic[flat]].tolist()
-            numbers = np.arange(int(self.topic_sizes.max()), dtype=object)[self.partition_number[flat]].tolist()
-            pairs = list(zip(topics, numbers, strict=True))
+        key = (tuple(self.topic_names), tuple(self.topic_sizes.tolist()))
         b = bounds.tolist()
-        return {member: pairs[b[i] : b[i + 1]] for i, member in enumerate(self.member_ids)}
+        flat.flags.writeable = False  # its slices become the owned ids of the next call
+        with _gc_paused():
+            arrays = CACHE.take(key, flat, b)
+            lists = [a.tolist() for a in arrays]
+        RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
+        return dict(zip(self.member_ids, lists, strict=True))
 
 
 @contextmanager
@@ -196,6 +195,12 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     bounds = np.searchsorted(who[order], np.arange(num_members + 1))
     ids = assigned[order]
     return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
+
+
+def _first_occurrences(ids: np.ndarray) -> np.ndarray:
+    """`ids` without repeats, each kept where it first occurs."""
+    unique, first = np.unique(ids, return_index=True)
+    return ids if unique.size == ids.size else ids[np.sort(first)]
 
 
 def _check_str(value: object, where: str) -> str:
@@ -241,41 +246,46 @@ def build_spec(
     member_ids: list[str] = []
     subscriptions: list[tuple[str, ...]] = []
     member_topics: list[np.ndarray] = []
-    owned: list[np.ndarray] = []
     generations: list[int] = []
     racks: list[str | None] = []
     instance_ids: list[str | None] = []
+    raw_owned: list[Sequence] = []
     seen_subscriptions: dict[tuple, tuple[tuple[str, ...], np.ndarray]] = {}  # members mostly share them
-    layout = _TopicLayout(topic_index, np.array(sizes, dtype=np.int64))
+    for mid, m in members.items():
+        _check_str(mid, "members")
+        where = f"members[{mid!r}]"
+        if not isinstance(m, Member):
+            raise ValueError(f"{where}: expected a Member, got {type(m).__name__}")
+        if type(m.topics) not in (list, tuple) and (
+            isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset)
+        ):
+            raise ValueError(f"{where}.topics: expected a list of topic names")
+        key = tuple(m.topics)
+        known = seen_subscriptions.get(key)
+        if known is None:
+            subs = tuple(dict.fromkeys(_check_str(t, f"{where}.topics") for t in key))
+            indices = np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32)
+            indices.flags.writeable = False  # shared by every member with this subscription
+            known = seen_subscriptions[key] = (subs, indices)
+        gen = _check_int(m.generation, f"{where}.generation")
+        if m.rack is not None:
+            _check_str(m.rack, f"{where}.rack")
+        if m.instance_id is not None:
+            _check_str(m.instance_id, f"{where}.instance_id")
+        if type(m.owned) not in (list, tuple) and (
+            isinstance(m.owned, (str, bytes, Mapping)) or not isinstance(m.owned, Sequence | set | frozenset)
+        ):
+            raise ValueError(f"{where}.owned: expected a list of (topic, partition) pairs")
+        member_ids.append(mid)
+        subscriptions.append(known[0])
+        member_topics.append(known[1])
+        raw_owned.append(m.owned)
+        generations.append(gen)
+        racks.append(m.rack or None)
+        instance_ids.append(m.instance_id)
+    layout = _TopicLayout(names, sizes, topic_index)
     with _gc_paused():
-        for mid, m in members.items():
-            _check_str(mid, "members")
-            where = f"members[{mid!r}]"
-            if not isinstance(m, Member):
-                raise ValueError(f"{where}: expected a Member, got {type(m).__name__}")
-            if type(m.topics) not in (list, tuple) and (
-                isinstance(m.topics, (str, bytes)) or not isinstance(m.topics, Sequence | set | frozenset)
-            ):
-                raise ValueError(f"{where}.topics: expected a list of topic names")
-            key = tuple(m.topics)
-            known = seen_subscriptions.get(key)
-            if known is None:
-                subs = tuple(dict.fromkeys(_check_str(t, f"{where}.topics") for t in key))
-                indices = np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32)
-                indices.flags.writeable = False  # shared by every member with this subscription
-                known = seen_subscriptions[key] = (subs, indices)
-            gen = _check_int(m.generation, f"{where}.generation")
-            if m.rack is not None:
-                _check_str(m.rack, f"{where}.rack")
-            if m.instance_id is not None:
-                _check_str(m.instance_id, f"{where}.instance_id")
-            member_ids.append(mid)
-            subscriptions.append(known[0])
-            member_topics.append(known[1])
-            owned.append(layout.owned_ids(m.owned, f"{where}.owned"))
-            generations.append(gen)
-            racks.append(m.rack or None)
-            instance_ids.append(m.instance_id)
+        owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])
 
     spec = GroupSpec(
         topic_names=names,
@@ -296,21 +306,38 @@ def build_spec(
 class _TopicLayout:
     """Maps owned (topic, partition) pairs to global ids; topics without metadata are dropped (Kafka)."""
 
-    def __init__(self, topic_index: dict[str, int], sizes: np.ndarray) -> None:
+    def __init__(self, names: list[str], sizes: list[int], topic_index: dict[str, int]) -> None:
+        self.names = names
         self.topic_index = topic_index
-        self.sizes = np.append(sizes, 0)  # index -1: a topic without metadata has no partitions
+        self.sizes = np.array([*sizes, 0], dtype=np.int64)  # index -1: a topic without metadata has no partitions
         self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
-    def owned_ids(self, pairs: Sequence, where: str) -> np.ndarray:
-        """Global ids of the owned pairs with metadata, first occurrence order, duplicates dropped."""
-        if type(pairs) not in (list, tuple) and (
-            isinstance(pairs, (str, bytes, Mapping)) or not isinstance(pairs, Sequence | set | frozenset)
-        ):
-            raise ValueError(f"{where}: expected a list of (topic, partition) pairs")
+    def owned_ids_all(self, lists: list[Sequence], wheres: list[str]) -> list[np.ndarray]:
+        """Global ids of every member's owned pairs that have metadata, first occurrence order,
+        duplicates dropped. Lists a previous result handed out are recognised without reading their
+        pairs, and validated caller tuples seed the tuple cache (`assignors.pairs`)."""
+        key = (tuple(self.names), tuple(self.sizes[:-1].tolist()))
+        out = []
+        seeds: list[tuple[np.ndarray, np.ndarray]] = []
+        for pairs, where in zip(lists, wheres, strict=True):
+            ids = RESULTS.ids_of(pairs, key) if type(pairs) is list and pairs else None
+            out.append(ids if ids is not None else self.owned_ids(pairs, where, seeds))
+        if seeds:
+            CACHE.seed(key, seeds)
+        # One count over everyone instead of a unique() per member: repeats are rare (conflicts aside).
+        counts = np.bincount(np.concatenate([np.zeros(0, dtype=np.int64), *out]), minlength=int(self.starts[-1]))
+        if counts.max(initial=0) > 1:
+            out = [_first_occurrences(ids) if ids.size and counts[ids].max() > 1 else ids for ids in out]
+        return out
+
+    def owned_ids(self, pairs: Sequence, where: str, seeds: list | None = None) -> np.ndarray:
+        """Global ids of the owned pairs with metadata, in order, repeats kept. When every pair is a
+        plain `(str, int)` tuple, `(ids, tuples)` is added to `seeds`: results may hand those out."""
         if not pairs:
             return np.zeros(0, dtype=np.int64)
         # C-level checks and lookups (map/zip/fromiter): members may own a million partitions in total.
-        if not set(map(type, pairs)) <= {tuple, list}:
+        pair_types = set(map(type, pairs))
+        if not pair_types <= {tuple, list}:
             return self._owned_ids_checked(pairs, where)
         try:
             topics, numbers = zip(*pairs, strict=True)  # fails unless every pair has two items
@@ -327,8 +354,9 @@ class _TopicLayout:
         t = np.fromiter(map(self.topic_index.get, topics, repeat(-1)), dtype=np.int64, count=len(topics))
         keep = p < self.sizes[t]
         ids = self.starts[t[keep]] + p[keep]
-        unique, first = np.unique(ids, return_index=True)
-        return ids if unique.size == ids.size else ids[np.sort(first)]
+        if seeds is not None and pair_types == {tuple}:
+            seeds.append((ids, np.fromiter(pairs, dtype=object, count=len(pairs))[keep]))
+        return ids
 
     def _owned_ids_checked(self, pairs: Sequence, where: str) -> np.ndarray:
         """The slow path: one pair at a time, with an error naming the first bad one."""

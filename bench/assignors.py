@@ -3,7 +3,10 @@
 Every timing is end to end through each library's public call: `assignors.assign(...)` (validation,
 flat layout, result tuples) against kafka-python's `Assignor.assign(cluster, members)`. "After leave"
 scenarios first run a fresh round (not timed) and then time the round in which members have left, with
-every survivor reporting what it owned (generation 1), as a real rebalance does.
+every survivor reporting what it owned (generation 1), as a real rebalance does. Each cell is timed
+warm (the process has seen the topic layout before and gets the previous result back as `owned`: the
+steady state of a service or a replay loop) and cold (`assignors.pairs.clear()` first: the first call
+of a process, or `owned` read from JSON); see `assignors/pairs.py`.
 
 Scenarios follow Kafka's own large tests: 1M partitions (500 topics x 2000) with 2000 members fresh
 and after one member leaves; 100 topics x 100 partitions with 1000 members each on a random half of
@@ -33,7 +36,7 @@ from functools import partial
 if __package__ in (None, ""):  # run as `python bench/assignors.py`: this file must not shadow the package
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
-from assignors import STRATEGIES, Member, assign
+from assignors import STRATEGIES, Member, assign, pairs
 
 Result = dict[str, list[tuple[str, int]]]
 
@@ -104,7 +107,7 @@ def scenarios(quick: bool) -> list[Scenario]:
     racked = {m: Member(topics=v.topics, rack=f"rack-{i % 3}") for i, (m, v) in enumerate(members.items())}
     out.append(Scenario(f"{label} x {len(members)} racks", topics, racked, [], frozenset(), rack_layout(topics)))
     topics, members = halves_group(*halves)
-    gone = list(members)[:: 10]
+    gone = list(members)[::10]
     peers = ALL_PEERS if quick else EAGER_PEERS
     name = f"halves {len(topics)}x{halves[1]} x {len(members)}"
     out.append(Scenario(f"{name} fresh", topics, members, [], peers))
@@ -155,13 +158,15 @@ def peer_runner(strategy: str) -> Callable[[dict, dict], Result] | None:
             by_topic.setdefault(t, []).append(p)
         if strategy == "cooperative-sticky":
             owned = [Subscription.TopicPartition(topic=t, partitions=sorted(ps)) for t, ps in by_topic.items()]
-            return Subscription(version=2, topics=sorted(m.topics), user_data=b"", owned_partitions=owned,
-                                generation_id=m.generation)
+            return Subscription(
+                version=2, topics=sorted(m.topics), user_data=b"", owned_partitions=owned, generation_id=m.generation
+            )
         if strategy == "sticky" and m.owned:
             from kafka.coordinator.assignors.sticky.user_data import StickyAssignorUserData
 
-            return Subscription(version=0, topics=list(m.topics),
-                                user_data=StickyAssignorUserData(list(by_topic.items()), m.generation))
+            return Subscription(
+                version=0, topics=list(m.topics), user_data=StickyAssignorUserData(list(by_topic.items()), m.generation)
+            )
         return Subscription(version=0, topics=list(m.topics), user_data=b"")
 
     def run(topics: dict, members: dict) -> tuple[Timing, Result]:
@@ -185,10 +190,16 @@ def survivors(members: dict[str, Member], leave: list[str], previous: Result) ->
     }
 
 
-def ours(strategy: str, sc: Scenario) -> tuple[Timing, Result]:
+def ours(strategy: str, sc: Scenario, cold: bool = False) -> tuple[Timing, Result]:
+    """Warm: the process has seen this topic layout and a fed-back `owned` is the previous result's lists
+    (`assignors.pairs`). Cold: nothing cached, so every tuple is new and `owned` is read pair by pair,
+    as for the first call of a process or `owned` parsed from JSON."""
     members = sc.members
+    previous = assign(strategy, sc.topics, members, sc.racks)
     if sc.leave:
-        members = survivors(members, sc.leave, assign(strategy, sc.topics, members, sc.racks))
+        members = survivors(members, sc.leave, previous)
+    if cold:
+        pairs.clear()
     return timed(partial(assign, strategy, sc.topics, members, sc.racks))
 
 
@@ -238,7 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds); used by the smoke test")
     parser.add_argument("--only", action="append", metavar="NAME", help="strategy to run (repeatable)")
     parser.add_argument("--scenario", action="append", metavar="TEXT", help="run scenarios whose name contains TEXT")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per cell below 100k partitions (best kept)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per cell (best kept; a run over a second is not repeated)"
+    )
     parser.add_argument("--no-peer", action="store_true", help="skip kafka-python")
     parser.add_argument("--plot", metavar="OUT.png", help="bar chart of the times (needs plotly + kaleido)")
     args = parser.parse_args(argv)
@@ -254,13 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     cells = len(selected) * len(runnable)
     for sc in selected:
-        repeats = args.repeat if sc.partitions <= 100_000 else 1
+        repeats = args.repeat
         for strategy in runnable:
             print(f"[{len(rows) + 1}/{cells}] {sc.name} · {strategy} ...", file=sys.stderr, flush=True)
             row = measure(sc, strategy, repeats, None if args.no_peer else peer_runner(strategy))
             rows.append(row)
-            print(f"    ours {fmt(row.ours)}  kafka-python {fmt(row.peer)}  peak RSS {peak_rss_mib():.0f} MiB",
-                  file=sys.stderr, flush=True)
+            print(
+                f"    ours {fmt(row.ours)}  cold {fmt(row.cold)}  kafka-python {fmt(row.peer)}"
+                f"  peak RSS {peak_rss_mib():.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
 
     print_table(rows)
     for strategy, why in missing.items():
@@ -276,6 +293,7 @@ class Row:
     scenario: str
     strategy: str
     ours: Timing | None = None
+    cold: Timing | None = None
     peer: Timing | None = None
     note: str = "-"  # why there is no kafka-python time
     same: bool | None = None  # kafka-python gave the same assignment
@@ -286,6 +304,9 @@ def measure(sc: Scenario, strategy: str, repeats: int, peer: Callable | None) ->
     row = Row(sc.name, strategy)
     try:
         row.ours, our_result = best_of(repeats, partial(ours, strategy, sc))
+        row.cold, cold_result = best_of(repeats, partial(ours, strategy, sc, cold=True))
+        if cold_result != our_result:
+            raise AssertionError("cold and warm calls gave different assignments")
     except Exception as exc:  # report and go on: one broken strategy must not hide the others
         row.error = f"error: {type(exc).__name__}: {exc}"
         return row
@@ -303,14 +324,23 @@ def measure(sc: Scenario, strategy: str, repeats: int, peer: Callable | None) ->
 
 
 def print_table(rows: list[Row]) -> None:
-    header = ("scenario", "strategy", "ours: cpu (wall)", "kafka-python: cpu (wall)", "speed-up (cpu)", "same result")
+    header = (
+        "scenario",
+        "strategy",
+        "ours: cpu (wall)",
+        "ours cold: cpu (wall)",
+        "kafka-python: cpu (wall)",
+        "speed-up (cpu, vs cold)",
+        "same result",
+    )
     lines = [
         (
             r.scenario,
             r.strategy,
             r.error or fmt(r.ours),
+            fmt(r.cold),
             fmt(r.peer),
-            f"{r.peer.cpu / r.ours.cpu:.1f}x" if r.peer and r.ours else r.note,
+            f"{r.peer.cpu / r.cold.cpu:.1f}x" if r.peer and r.cold else r.note,
             "-" if r.same is None else ("yes" if r.same else "no"),
         )
         for r in rows
