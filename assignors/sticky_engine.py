@@ -884,8 +884,15 @@ class _GeneralBuilder:
         return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
 
 
+_FULL_BALANCE_MAX_PARTITIONS = 4096
+
+
 def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
-    """The incremental tracker when its tables fit in memory, else the full re-evaluation."""
+    """A re-evaluation per move costs a few numpy calls over the movable partitions, the incremental
+    tracker a few dozen small ones: small groups (the common case) re-evaluate; large ones track when
+    the tracker's tables fit in memory."""
+    if int(builder.ctx.spec.topic_sizes[movable_topic].sum()) <= _FULL_BALANCE_MAX_PARTITIONS:
+        return _FullBalance(builder, movable_topic)
     k = int(np.count_nonzero(movable_topic))
     width = int(builder.sizes.max(initial=0)) + 2
     if k * max(width, builder.ctx.num_members) <= 1 << 24:  # int32 tables of at most 64 MiB each
