@@ -145,7 +145,8 @@ class GroupSpec:
     def to_result(self, assignment: Sequence[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
         """Per-member global ids -> the public result, partitions sorted by (topic, partition).
 
-        One flat list of the cached (topic, partition) tuples (`assignors.pairs`), sliced per member.
+        The tuples come from `assignors.pairs` (made once per layout and shared), and the lists handed
+        out are remembered so that the next call recognises them as `owned`.
         """
         if len(assignment) != self.num_members:
             raise ValueError(f"assignment: {len(assignment)} lists for {self.num_members} members")

@@ -1,7 +1,7 @@
 """Reuse of the public API's `(topic, partition)` tuples across `assign()` calls.
 
 A million-partition result is a million tuples, and allocating them (plus the GC pass over every new
-tuple) costs more than computing the assignment. Two facts make reuse safe and cheap:
+tuple) costs more than computing the assignment. Three facts make reuse safe and cheap:
 
 - a tuple of a str and an int is immutable, so results may share them: `PairCache` keeps, per topic
   layout, the tuple of each global partition id once made, and later results hand out the same one
@@ -13,12 +13,13 @@ tuple) costs more than computing the assignment. Two facts make reuse safe and c
 - owned pairs that pass validation as plain `(str, int)` tuples seed the cache, so a result mostly
   made of what members already owned (a sticky one) allocates little even when `owned` came from JSON.
 
-Both are bounded: `MAX_CACHED_PAIRS` tuples over all cached layouts, the lists of the last
+Both caches are bounded: `MAX_CACHED_PAIRS` tuples over all cached layouts, the lists of the last
 `RESULTS_KEPT` results (at most `MAX_CACHED_PAIRS` partitions in all).
 """
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from collections import OrderedDict, deque
@@ -186,16 +187,22 @@ def _same_objects(a: np.ndarray, b: list) -> bool:
 
 def _relayout(ids: np.ndarray, old: LayoutKey, new: LayoutKey) -> np.ndarray:
     """Global ids in layout `old` -> ids in layout `new`, dropping partitions `new` lacks (order kept)."""
-    old_starts = np.cumsum((0, *old[1]))
-    new_index = {name: i for i, name in enumerate(new[0])}
-    to_new = np.array([new_index.get(name, -1) for name in old[0]], dtype=np.int64)
-    new_starts = np.cumsum((0, *new[1]))
-    new_sizes = np.array((*new[1], 0), dtype=np.int64)  # index -1: a topic without metadata now
+    old_starts, to_new, new_starts, new_sizes = _relayout_tables(old, new)
     topic = np.searchsorted(old_starts, ids, side="right") - 1
     number = ids - old_starts[topic]
     t = to_new[topic]
     keep = number < new_sizes[t]
     return new_starts[t[keep]] + number[keep]
+
+
+@functools.lru_cache(maxsize=4)
+def _relayout_tables(old: LayoutKey, new: LayoutKey) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per old topic its index in `new` (-1: gone), and both layouts' starts (once per layout change,
+    not once per member)."""
+    new_index = {name: i for i, name in enumerate(new[0])}
+    to_new = np.array([new_index.get(name, -1) for name in old[0]], dtype=np.int64)
+    new_sizes = np.array((*new[1], 0), dtype=np.int64)  # index -1: a topic without metadata now
+    return np.cumsum((0, *old[1])), to_new, np.cumsum((0, *new[1])), new_sizes
 
 
 CACHE = PairCache(MAX_CACHED_PAIRS)
