@@ -17,6 +17,7 @@ groups, and for sticky/cooperative-sticky on the 1000-member groups (100 members
     python -m bench.assignors                 # full run (minutes; the 1M groups dominate)
     python -m bench.assignors --quick         # tiny sizes, seconds (what the smoke test runs)
     python -m bench.assignors --only range --only roundrobin --scenario 1M
+    python -m bench.assignors --plot bench.html   # also a bar chart (offline HTML page)
 """
 
 from __future__ import annotations
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=3, help="timed runs per cell (best kept; a run over a second is not repeated)"
     )
     parser.add_argument("--no-peer", action="store_true", help="skip kafka-python")
-    parser.add_argument("--plot", metavar="OUT.png", help="bar chart of the times (needs plotly + kaleido)")
+    parser.add_argument("--plot", metavar="OUT.html", help="bar chart of the times, one offline HTML page")
     args = parser.parse_args(argv)
 
     strategies = args.only or list(STRATEGIES)
@@ -351,19 +352,28 @@ def print_table(rows: list[Row]) -> None:
 
 
 def plot(rows: list[Row], path: str) -> None:
-    """Grouped bars of our CPU time per scenario and strategy; plotly's static export needs kaleido."""
-    if importlib.util.find_spec("plotly") is None or importlib.util.find_spec("kaleido") is None:
-        print(f"plot skipped: plotly's static export needs kaleido (not installed); {path} not written")
-        return
-    import plotly.graph_objects as go
+    """Grouped bars of our CPU time per scenario and strategy, warm above and cold below (log scale), as
+    one offline HTML page (plotly.js inside; any browser, no network)."""
+    from plotly.subplots import make_subplots
 
-    fig = go.Figure()
-    for strategy in dict.fromkeys(r.strategy for r in rows):
-        cells = [r for r in rows if r.strategy == strategy and r.ours]
-        fig.add_bar(name=strategy, x=[r.scenario for r in cells], y=[r.ours.cpu for r in cells])
-    fig.update_layout(barmode="group", yaxis_type="log", yaxis_title="CPU seconds (log)", title="time per call")
-    fig.write_image(path)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=("warm: layout seen before, previous result fed back",
+                                        "cold: first call of a process, owned read pair by pair"))
+    for i, strategy in enumerate(dict.fromkeys(r.strategy for r in rows)):
+        cells = [r for r in rows if r.strategy == strategy and r.ours and r.cold]
+        colour = PLOT_COLOURS[i % len(PLOT_COLOURS)]
+        for row, times in ((1, [r.ours.cpu for r in cells]), (2, [r.cold.cpu for r in cells])):
+            fig.add_bar(name=strategy, x=[r.scenario for r in cells], y=[t * 1000 for t in times],
+                        marker_color=colour, legendgroup=strategy, showlegend=row == 1, row=row, col=1,
+                        hovertemplate="%{x}<br>" + strategy + ": %{y:.1f} ms<extra></extra>")
+    fig.update_yaxes(type="log", title_text="CPU ms (log)", dtick="D2")  # ticks at 1, 2, 5 × 10^n
+    fig.update_layout(barmode="group", title="assign() per call, end to end", template="plotly_white",
+                      height=900, legend={"orientation": "h", "y": -0.15})
+    fig.write_html(path, include_plotlyjs=True, full_html=True)
     print(f"plot written to {path}")
+
+
+PLOT_COLOURS = ("#4c78a8", "#f58518", "#e45756", "#72b7b2", "#54a24b", "#eeca3b", "#b279a2", "#9d755d")
 
 
 if __name__ == "__main__":

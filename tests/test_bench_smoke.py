@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 
 from assignors import STRATEGIES
+from tests.whatif.test_report_browser import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_quick_bench_runs_every_strategy_and_the_peers(tmp_path):
+    page = tmp_path / "bench.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.assignors", "--quick", "--repeat", "1", "--plot", str(tmp_path / "p.png")],
+        [sys.executable, "-m", "bench.assignors", "--quick", "--repeat", "1", "--plot", str(page)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -27,6 +29,12 @@ def test_quick_bench_runs_every_strategy_and_the_peers(tmp_path):
     assert any("range" in row and "yes" in row for row in rows)
     assert "peak RSS" in proc.stdout
     assert "[1/" in proc.stderr  # progress
+    # the plot, laid out by a real browser: two panels of bars, one legend entry per strategy
+    found = probe(page, tmp_path)
+    assert found["plotly"] == "object"
+    (figure,) = found["figures"]
+    assert figure["width"] > 400 and figure["height"] > 400
+    assert figure["bars"] >= 2 * len(STRATEGIES)  # every strategy in both panels
 
 
 def test_script_form_does_not_shadow_the_package():
