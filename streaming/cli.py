@@ -32,13 +32,31 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="admission control: at most N events per micro-batch")
 
 
+DESCRIPTION = """Replay Kafka consumer-group membership through Kafka's own assignment strategies, computed
+exactly as Kafka's Java client computes them, and emit one diff record per rebalance round."""
+EXAMPLES = """examples:
+  rebalance demo
+  rebalance assign --strategy cooperative-sticky snapshot.json
+  rebalance replay history.jsonl --out out/ --strategies all --report report.html
+  rebalance load history.jsonl --bootstrap localhost:9092
+  rebalance serve --bootstrap localhost:9092
+  rebalance report out/ --out report.html
+
+Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rebalance", description=__doc__.splitlines()[0])
+    from assignors.registry import STRATEGIES  # no strategy module is imported by this
+
+    parser = argparse.ArgumentParser(
+        prog="rebalance", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("assign", help="one assignment of a snapshot JSON, printed as JSON")
-    p.add_argument("--strategy", required=True)
-    p.add_argument("snapshot", metavar="SNAPSHOT.json")
+    p.add_argument("--strategy", required=True, metavar="NAME", help=f"one of: {', '.join(STRATEGIES)}")
+    p.add_argument("snapshot", metavar="SNAPSHOT.json",
+                   help='{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], ...}}}')
     p.set_defaults(run="streaming.assign_command:run")
 
     p = sub.add_parser("demo", help="zero-config: local broker, bundled history, streaming job, summary")
@@ -47,18 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="the Spark pipeline over a captured JSONL log, no broker needed")
     p.add_argument("log", metavar="LOG.jsonl")
-    p.add_argument("--out", default="out", metavar="DIR")
-    p.add_argument("--checkpoint", default=None, metavar="DIR")
+    p.add_argument("--out", default="out", metavar="DIR",
+                   help="diffs under DIR/diffs/, dead letters under DIR/dead-letter/ (default: %(default)s)")
+    p.add_argument("--checkpoint", default=None, metavar="DIR",
+                   help="Spark checkpoint, to resume an interrupted replay (default: a temporary one)")
     p.add_argument("--report", default=None, metavar="REPORT.html", help="also write the what-if report")
     _pipeline_options(p)
     p.set_defaults(run="streaming.replay:run")
 
     p = sub.add_parser("serve", help="the long-running service: events topic -> diffs topic")
     p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
-    p.add_argument("--events-topic", default="rebalance.events")
-    p.add_argument("--diffs-topic", default="rebalance.diffs")
-    p.add_argument("--dead-letter-topic", default="rebalance.dead-letter")
-    p.add_argument("--checkpoint", default="checkpoints/serve", metavar="DIR")
+    p.add_argument("--events-topic", default="rebalance.events", help="membership events in (default: %(default)s)")
+    p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records out (default: %(default)s)")
+    p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
+                   help="invalid events with the reason (default: %(default)s)")
+    p.add_argument("--checkpoint", default="checkpoints/serve", metavar="DIR",
+                   help="Spark checkpoint: state and offsets (default: %(default)s)")
     p.add_argument("--once", action="store_true", help="process what is there, then exit")
     _pipeline_options(p)
     _kafka_options(p)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from assignors import assign
+from assignors import STRATEGIES, assign
 from assignors.snapshot import load_snapshot
 from streaming.cli import main
 
@@ -122,3 +122,14 @@ def test_missing_required_option_is_a_usage_error():
     proc = run(str(EXAMPLE))
     assert proc.returncode == 2
     assert "--strategy" in proc.stderr
+
+
+def test_help_names_every_strategy_and_shows_examples(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["assign", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in STRATEGIES)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "rebalance replay history.jsonl" in capsys.readouterr().out
