@@ -814,10 +814,12 @@ class _GeneralBuilder:
         return self._result()
 
     def _perform_reassignments(self, partitions: np.ndarray) -> bool:
+        if not partitions.size:
+            return False
+        if type(self.balance) is _FullBalance and self.balance.part_count <= _PY_LOOP_MAX_PARTITIONS:
+            return self._perform_reassignments_small(partitions)
         performed = False
         total = partitions.size
-        if not total:
-            return False
         ctx = self.ctx
         ptopic = ctx.partition_topic
         rank = ctx.id_rank
@@ -868,6 +870,77 @@ class _GeneralBuilder:
                 return performed
             seen.add(digest)
 
+    def _perform_reassignments_small(self, partitions: np.ndarray) -> bool:
+        """`_perform_reassignments` for small groups (the common case of a replayed log): the same moves,
+        one partition at a time over Python lists, where numpy's per-call cost would dominate. `isBalanced`
+        is `_FullBalance.balanced` kept from per-(topic, member) holding counts."""
+        ctx = self.ctx
+        ptopic = ctx.partition_topic.tolist()
+        rank = ctx.id_rank.tolist()
+        subs = {int(t): self.topic_subs[int(t)].tolist() for t in self.balance.topics}
+        active = self.active_idx.tolist()
+        parts = partitions.tolist()
+        prev_owner = self.prev_owner.tolist()
+        owner, sizes = self.owner.tolist(), self.sizes.tolist()
+        held: dict[int, dict[int, int]] = {t: {} for t in subs}  # topic -> member -> partitions held
+        for p in _topic_blocks(ctx.spec, list(subs)).tolist():
+            counts = held[ptopic[p]]
+            counts[owner[p]] = counts.get(owner[p], 0) + 1
+        min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
+
+        def balanced() -> bool:
+            act = [sizes[m] for m in active]
+            if not act or min(act) >= max(act) - 1 or not subs:
+                return True
+            ok = True
+            for t, members in subs.items():
+                least = min_sub[t] = min(sizes[m] for m in members)
+                if max((sizes[m] for m, n in held[t].items() if n), default=0) > least + 1:
+                    ok = False
+            return ok
+
+        performed = False
+        is_balanced = balanced()
+        seen = {self._state_digest()}
+        while True:
+            modified = False
+            pos, total = 0, len(parts)
+            while pos < total and not is_balanced:
+                for i in range(pos, total):
+                    p = parts[i]
+                    size = sizes[owner[p]]
+                    prev = prev_owner[p]
+                    if prev >= 0 and size > sizes[prev] + 1:
+                        target = prev
+                        break
+                    if min_sub[ptopic[p]] + 1 < size:
+                        target = min(subs[ptopic[p]], key=lambda m: (sizes[m], rank[m]))
+                        break
+                else:
+                    break
+                q = self.movements.actual_partition(p, owner[p], target)
+                old = owner[q]
+                self.movements.move(q, old, target)
+                owner[q] = target
+                self.stamp[q] = self.next_stamp
+                self.next_stamp += 1
+                sizes[old] -= 1
+                sizes[target] += 1
+                counts = held[ptopic[q]]
+                counts[old] -= 1
+                counts[target] = counts.get(target, 0) + 1
+                performed = modified = True
+                is_balanced = balanced()
+                pos = i + 1
+            self.owner[:] = owner
+            self.sizes[:] = sizes
+            if not modified:
+                return performed
+            digest = self._state_digest()
+            if digest in seen:  # Java would repeat these passes forever (see the module docstring)
+                return performed
+            seen.add(digest)
+
     def _state_digest(self) -> bytes:
         """The state a pass of `performReassignments` starts from: it decides the whole pass."""
         h = hashlib.blake2b(self.owner.tobytes(), digest_size=16)
@@ -885,6 +958,7 @@ class _GeneralBuilder:
 
 
 _FULL_BALANCE_MAX_PARTITIONS = 4096
+_PY_LOOP_MAX_PARTITIONS = 4096  # movable partitions up to which the move loop runs over Python lists
 
 
 def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
@@ -912,6 +986,7 @@ class _FullBalance:
         topics = np.flatnonzero(movable_topic)
         self.topics = topics
         self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
+        self.part_count = int(spec.topic_sizes[topics].sum())
         if topics.size:
             self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
             self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))

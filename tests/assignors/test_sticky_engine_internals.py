@@ -745,13 +745,21 @@ def test_rack_aware_constrained_groups_match_java_transcription(seed):
         check(*rack_group(rnd), prefer=rnd.random() < 0.5)
 
 
-def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch):
+@pytest.mark.parametrize("loop", ["python", "numpy"])
+def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch, loop):
+    """Both move loops under the full re-evaluation: Python lists (small groups) and numpy windows."""
     import assignors.sticky_engine as engine
 
     monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: engine._FullBalance(b, movable))
+    monkeypatch.setattr(engine, "_PY_LOOP_MAX_PARTITIONS", 1 << 30 if loop == "python" else -1)
+    small = engine._GeneralBuilder._perform_reassignments_small
+    calls = []
+    monkeypatch.setattr(engine._GeneralBuilder, "_perform_reassignments_small",
+                        lambda self, parts: calls.append(1) or small(self, parts))
     rnd = random.Random(123)
     for _ in range(60):
         check(*skewed_group(rnd))
+    assert (len(calls) > 50) if loop == "python" else not calls
 
 
 @pytest.mark.parametrize("seed", range(2))
