@@ -42,7 +42,7 @@ import hashlib
 import heapq
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -814,21 +814,41 @@ class _GeneralBuilder:
         return self._result()
 
     def _perform_reassignments(self, partitions: np.ndarray) -> bool:
+        """Java's `performReassignments`: passes over `partitions`, one move at a time, until balanced or
+        a pass moves nothing; cut short when a pass would start from a state an earlier pass started from
+        (Java would repeat those passes forever, see the module docstring)."""
         if not partitions.size:
             return False
-        if type(self.balance) is _FullBalance and self.balance.part_count <= _PY_LOOP_MAX_PARTITIONS:
-            return self._perform_reassignments_small(partitions)
+        small = type(self.balance) is _FullBalance and self.balance.part_count <= _PY_LOOP_MAX_PARTITIONS
+        one_pass = self._list_pass(partitions) if small else self._array_pass(partitions)
         performed = False
-        total = partitions.size
+        seen = {self._state_digest()}
+        while one_pass():
+            performed = True
+            digest = self._state_digest()
+            if digest in seen:
+                break
+            seen.add(digest)
+        return performed
+
+    def _record_move(self, q: int, old: int, target: int) -> None:
+        self.movements.move(q, old, target)
+        self.stamp[q] = self.next_stamp
+        self.next_stamp += 1
+
+    def _array_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
+        """One pass as numpy windows over `partitions` (any size; the incremental balance tracker)."""
         ctx = self.ctx
         ptopic = ctx.partition_topic
         rank = ctx.id_rank
         n_members = ctx.num_members
         balance = self.balance
+        total = partitions.size
         balanced = balance.balanced()
         chunk = 256
-        seen = {self._state_digest()}
-        while True:
+
+        def one_pass() -> bool:
+            nonlocal balanced, chunk
             modified = False
             pos = 0
             while pos < total and not balanced:
@@ -852,28 +872,23 @@ class _GeneralBuilder:
                     target = int(cands[np.argmin(self.sizes[cands] * n_members + rank[cands])])
                 q = self.movements.actual_partition(p, int(owner[j]), target)
                 old = int(self.owner[q])
-                self.movements.move(q, old, target)
+                self._record_move(q, old, target)
                 self.owner[q] = target
-                self.stamp[q] = self.next_stamp
-                self.next_stamp += 1
                 self.sizes[old] -= 1
                 self.sizes[target] += 1
-                performed = modified = True
+                modified = True
                 balance.moved(old, target, q)
                 balanced = balance.balanced()
                 pos += j + 1
                 chunk = 256
-            if not modified:
-                return performed
-            digest = self._state_digest()
-            if digest in seen:  # Java would repeat these passes forever (see the module docstring)
-                return performed
-            seen.add(digest)
+            return modified
 
-    def _perform_reassignments_small(self, partitions: np.ndarray) -> bool:
-        """`_perform_reassignments` for small groups (the common case of a replayed log): the same moves,
-        one partition at a time over Python lists, where numpy's per-call cost would dominate. `isBalanced`
-        is `_FullBalance.balanced` kept from per-(topic, member) holding counts."""
+        return one_pass
+
+    def _list_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
+        """One pass over Python lists, for small groups (the common case of a replayed log), where numpy's
+        per-call cost would dominate: the same moves, with `_FullBalance.balanced` kept from
+        per-(topic, member) holding counts."""
         ctx = self.ctx
         ptopic = ctx.partition_topic.tolist()
         rank = ctx.id_rank.tolist()
@@ -899,10 +914,10 @@ class _GeneralBuilder:
                     ok = False
             return ok
 
-        performed = False
         is_balanced = balanced()
-        seen = {self._state_digest()}
-        while True:
+
+        def one_pass() -> bool:
+            nonlocal is_balanced
             modified = False
             pos, total = 0, len(parts)
             while pos < total and not is_balanced:
@@ -920,26 +935,21 @@ class _GeneralBuilder:
                     break
                 q = self.movements.actual_partition(p, owner[p], target)
                 old = owner[q]
-                self.movements.move(q, old, target)
+                self._record_move(q, old, target)
                 owner[q] = target
-                self.stamp[q] = self.next_stamp
-                self.next_stamp += 1
                 sizes[old] -= 1
                 sizes[target] += 1
                 counts = held[ptopic[q]]
                 counts[old] -= 1
                 counts[target] = counts.get(target, 0) + 1
-                performed = modified = True
+                modified = True
                 is_balanced = balanced()
                 pos = i + 1
             self.owner[:] = owner
             self.sizes[:] = sizes
-            if not modified:
-                return performed
-            digest = self._state_digest()
-            if digest in seen:  # Java would repeat these passes forever (see the module docstring)
-                return performed
-            seen.add(digest)
+            return modified
+
+        return one_pass
 
     def _state_digest(self) -> bytes:
         """The state a pass of `performReassignments` starts from: it decides the whole pass."""

@@ -752,10 +752,11 @@ def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch, loop)
 
     monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: engine._FullBalance(b, movable))
     monkeypatch.setattr(engine, "_PY_LOOP_MAX_PARTITIONS", 1 << 30 if loop == "python" else -1)
-    small = engine._GeneralBuilder._perform_reassignments_small
+    list_pass = engine._GeneralBuilder._list_pass
     calls = []
-    monkeypatch.setattr(engine._GeneralBuilder, "_perform_reassignments_small",
-                        lambda self, parts: calls.append(1) or small(self, parts))
+    monkeypatch.setattr(
+        engine._GeneralBuilder, "_list_pass", lambda self, parts: calls.append(1) or list_pass(self, parts)
+    )
     rnd = random.Random(123)
     for _ in range(60):
         check(*skewed_group(rnd))
