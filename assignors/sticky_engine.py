@@ -15,7 +15,9 @@ shows in Kafka's result is reproduced (reference: /work/shared/reference/kafka-a
   per topic as water-filling, fixed topics/members, `performReassignments` with the post KAFKA-15106
   `isBalanced` (re-evaluated only after a move, the only time its answer can change), Java's
   partition-movement bookkeeping (including which element a Java `HashSet<TopicPartition>` yields
-  first) and the balance-score revert rule (with Java's int overflow).
+  first) and the balance-score revert rule (with Java's int overflow). The move loop runs over numpy
+  windows with an incremental `isBalanced` for big groups, over Python lists with a per-move
+  re-evaluation for small ones (where numpy's per-call cost would dominate); the moves are the same.
 
 Members are taken in `spec.member_ids` order, which stands for the Java `HashMap` iteration order of
 the subscriptions (the order of the pre-pass and of the constrained builder's owned-partition step).
