@@ -30,7 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from assignors.javaorder import java_string_key
-from assignors.model import GroupSpec, ids_by_owner
+from assignors.model import GroupSpec, even_shares, ids_by_owner
 
 NUM_REPS = 160  # ConsisHashStrategy.NUM_REPS: virtual nodes per consumer
 BROKER_ID = 0  # the single MetaQ broker a Kafka topic is mapped onto
@@ -105,9 +105,7 @@ class MetaqDefaultAssignor:
         owners = np.full(spec.num_partitions, -1, dtype=np.int64)
         for t, consumers in _consumers_per_topic(spec):
             n = int(spec.topic_sizes[t])
-            quota, extra = divmod(n, consumers.size)
-            sizes = np.full(consumers.size, quota, dtype=np.int64)
-            sizes[:extra] += 1
+            sizes = even_shares(n, consumers.size)
             start = int(spec.topic_start[t])
             owners[start + _string_order(n)] = np.repeat(consumers, sizes)
         return ids_by_owner(owners, spec.num_members)

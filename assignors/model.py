@@ -186,6 +186,18 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def even_share(total, parts, position):
+    """How many of `total` items the `position`-th of `parts` takes when they are split as evenly as possible,
+    the first `total % parts` taking one more: the rule of Kafka's range assignors, the KIP-848 uniform
+    quotas and MetaQ's slices. Works on ints and elementwise on numpy arrays."""
+    return total // parts + (position < total % parts)
+
+
+def even_shares(total: int, parts: int) -> np.ndarray:
+    """`even_share` of every position, in order (int64)."""
+    return np.asarray(even_share(total, parts, np.arange(parts, dtype=np.int64)), dtype=np.int64)
+
+
 def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     """An owner (member index, -1 = nobody) per global partition id -> each member's ids, ascending."""
     assigned = np.flatnonzero(owners >= 0)

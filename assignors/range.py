@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignors.model import GroupSpec, ids_by_owner, rack_aware_enabled
+from assignors.model import GroupSpec, even_share, ids_by_owner, rack_aware_enabled
 
 
 @dataclass
@@ -224,10 +224,9 @@ def _closed_form(
         return
     counts = np.diff(offsets)
     c = np.maximum(counts, 1)
-    q, extra = spec.topic_sizes // c, spec.topic_sizes % c
     pair_topic = np.repeat(np.arange(counts.size), counts)
     position = np.arange(subscribers.size) - offsets[pair_topic]
-    length = np.where(selected[pair_topic], q[pair_topic] + (position < extra[pair_topic]), 0)
+    length = np.where(selected[pair_topic], even_share(spec.topic_sizes[pair_topic], c[pair_topic], position), 0)
     blocks = np.repeat(subscribers, length)
     if selected.all():
         owners[:] = blocks

@@ -34,12 +34,16 @@ class Assignor(Protocol):
     def assign(self, spec: GroupSpec) -> list[np.ndarray]: ...
 
 
+def check_strategy(strategy: object, where: str = "strategy", *, also: Sequence[str] = ()) -> str:
+    """`strategy` when it is a registered name (or one of `also`); else ValueError naming `where`."""
+    if isinstance(strategy, str) and (strategy in _STRATEGIES or strategy in also):
+        return strategy
+    raise ValueError(f"{where}: unknown strategy {strategy!r}; expected one of {', '.join([*STRATEGIES, *also])}")
+
+
 def get_assignor(strategy: str) -> Assignor:
     """The assignor registered under `strategy` (ValueError naming the field if unknown)."""
-    target = _STRATEGIES.get(strategy) if isinstance(strategy, str) else None
-    if target is None:
-        raise ValueError(f"strategy: unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    module, cls = target.split(":")
+    module, cls = _STRATEGIES[check_strategy(strategy)].split(":")
     return getattr(importlib.import_module(module), cls)()
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignors.model import GroupSpec, ids_by_owner
+from assignors.model import GroupSpec, even_shares, ids_by_owner
 
 
 class ServerRangeAssignor:
@@ -31,9 +31,7 @@ class ServerRangeAssignor:
         owners = np.full(spec.num_partitions, -1, dtype=np.int64)
         for t in np.flatnonzero(np.diff(offsets)).tolist():
             subscribers = members[offsets[t] : offsets[t + 1]]
-            quota, extra = divmod(int(spec.topic_sizes[t]), subscribers.size)
-            sizes = np.full(subscribers.size, quota, dtype=np.int64)
-            sizes[:extra] += 1
+            sizes = even_shares(int(spec.topic_sizes[t]), subscribers.size)
             start = int(spec.topic_start[t])
             owners[start : start + int(spec.topic_sizes[t])] = np.repeat(subscribers, sizes)
         return ids_by_owner(owners, m)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignors.model import GroupSpec, ids_by_owner
+from assignors.model import GroupSpec, even_shares, ids_by_owner
 
 MAX_ITERATION_COUNT = 16  # balancing passes of the heterogeneous builder
 
@@ -78,9 +78,7 @@ def _assign_homogeneous(spec: GroupSpec) -> list[np.ndarray]:
     subscribed = np.zeros(len(spec.topic_names), dtype=bool)
     subscribed[topics] = True
     total = int(spec.topic_sizes[topics].sum())
-    min_quota, extra = divmod(total, m)
-    quota = np.full(m, min_quota, dtype=np.int64)
-    quota[:extra] += 1
+    quota = even_shares(total, m)
 
     ids, owner = _claims(spec)
     topic_of = spec.partition_topic[ids]

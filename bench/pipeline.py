@@ -102,8 +102,8 @@ def _rate(n: int, secs: float) -> str:
 
 
 def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[str, float, str]]:
-    from streaming.local import read_jsonl, replay
-    from streaming.replay import replay_log
+    from streaming.core.local import read_jsonl, replay
+    from streaming.spark.pipelines import replay_log
 
     log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
     say(f"log: {args.events} events over {args.groups} groups -> {log}")
@@ -131,9 +131,10 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[
     rows.append(("rebalance replay (Spark, files)", replay_s, f"batches of {args.max_events_per_batch or 'all'}"))
     say(f"  {replay_s:.1f}s ({_rate(args.events, replay_s)} events/s)")
 
-    from streaming.broker import LocalBroker
-    from streaming.loader import load_log
-    from streaming.serve import ServeTopics, ensure_serve_topics, serve_events
+    from streaming.kafka.broker import LocalBroker
+    from streaming.kafka.loader import load_log
+    from streaming.kafka.topics import ServeTopics, ensure_serve_topics
+    from streaming.spark.pipelines import serve_events
 
     with LocalBroker() as broker:
         topics = ServeTopics()
@@ -160,9 +161,10 @@ def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
     from kafka import KafkaConsumer, KafkaProducer
 
     from assignors.partitioner import partition_for_key
-    from streaming.broker import LocalBroker
-    from streaming.job import wait_started
-    from streaming.serve import ServeTopics, ensure_serve_topics, start_serve
+    from streaming.kafka.broker import LocalBroker
+    from streaming.kafka.topics import ServeTopics, ensure_serve_topics
+    from streaming.spark.job import wait_started
+    from streaming.spark.pipelines import start_serve
 
     cfg = _config(args)
     groups = [f"live-{i}" for i in range(10)]
@@ -233,8 +235,9 @@ def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
 
 
 def bench_big_group(args: argparse.Namespace, spark, work: Path) -> None:
-    from streaming.group_state import SourceRecord, step
-    from streaming.replay import replay_log
+    from streaming.core.group_state import step
+    from streaming.core.records import SourceRecord
+    from streaming.spark.pipelines import replay_log
 
     cfg = _config(args)
     log = work / "big" / "big.jsonl"
@@ -272,7 +275,7 @@ def bench_big_group(args: argparse.Namespace, spark, work: Path) -> None:
 
 
 def _config(args: argparse.Namespace):
-    from streaming.config import Limits, PipelineConfig, parse_strategies
+    from streaming.core.config import Limits, PipelineConfig, parse_strategies
 
     return PipelineConfig(parse_strategies(args.strategies), Limits())
 
@@ -293,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
 
-    from streaming.spark_session import build_spark
+    from streaming.spark.session import build_spark
 
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         work = Path(args.workdir or tmp)

@@ -1,1 +1,3 @@
-"""The streaming service: Kafka (or JSONL) events -> per-group state -> assignment diffs -> sink."""
+"""The streaming service, one room per job: `core` (the pure per-group state machine), `spark` (the job and
+its data sources and sinks), `kafka` (client plumbing, the loader, the local broker), `cli` (the commands).
+Dependencies point one way: cli -> spark, kafka -> core -> assignors."""

@@ -19,7 +19,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    from streaming.spark_session import build_spark
+    from streaming.spark.session import build_spark
 
     session = build_spark("rebalance-replay-tests", shuffle_partitions=2)
     yield session
@@ -32,7 +32,7 @@ def kafka_bootstrap() -> Iterator[str]:
     if given:
         yield given
         return
-    from streaming.broker import LocalBroker
+    from streaming.kafka.broker import LocalBroker
 
     with LocalBroker() as broker:
         yield broker.bootstrap
@@ -50,7 +50,7 @@ def kafka_admin(kafka_bootstrap: str) -> Iterator[Any]:
 @pytest.fixture
 def unique_topic(kafka_bootstrap: str) -> Callable[..., str]:
     """``unique_topic("events", partitions=2, configs=None) -> name``: a new topic that exists on return."""
-    from streaming.broker import ensure_topics
+    from streaming.kafka.topics import ensure_topics
 
     def make(prefix: str = "t", partitions: int = 1, configs: dict[str, str] | None = None) -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:10]}"

@@ -13,7 +13,7 @@ import pytest
 
 from assignors import STRATEGIES, assign
 from assignors.snapshot import load_snapshot
-from streaming.cli import main
+from streaming.cli.main import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "assignors" / "examples" / "snapshot.json"
 

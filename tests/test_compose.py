@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from streaming.kafka_sink import DEFAULT_MARKER_TOPIC
-from streaming.serve import ServeTopics
+from streaming.kafka.topics import ServeTopics
+from streaming.spark.kafka_sink import DEFAULT_MARKER_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
 

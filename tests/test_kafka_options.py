@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streaming.kafka_options import parse_cli_options, to_kafka_python
+from streaming.kafka.options import parse_cli_options, to_kafka_python
 
 
 def test_security_settings_map_to_kafka_python_names_and_types():

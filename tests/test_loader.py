@@ -5,29 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from assignors.partitioner import partition_for_key
-from streaming.cli import main
-from streaming.loader import DEFAULT_PARTITIONS
+from streaming.cli.main import main
+from streaming.kafka.consumer import read_to_end
+from streaming.kafka.loader import DEFAULT_PARTITIONS
 
 pytestmark = [pytest.mark.kafka]
-
-
-def read_topic(bootstrap: str, topic: str) -> list:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    try:
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
-        consumer.assign(tps)
-        consumer.seek_to_beginning()
-        ends = consumer.end_offsets(tps)
-        out = []
-        while any(consumer.position(tp) < ends[tp] for tp in tps):
-            for records in consumer.poll(timeout_ms=500).values():
-                out.extend(records)
-        return out
-    finally:
-        consumer.close()
 
 
 def test_load_keys_partitions_and_orders_by_group(kafka_bootstrap, tmp_path, capsys):
@@ -48,7 +32,7 @@ def test_load_keys_partitions_and_orders_by_group(kafka_bootstrap, tmp_path, cap
     assert main(["load", str(log), "--bootstrap", kafka_bootstrap, "--topic", topic]) == 0
     assert "loaded 61 events" in capsys.readouterr().err
 
-    records = read_topic(kafka_bootstrap, topic)
+    records = read_to_end(kafka_bootstrap, topic)
     assert len(records) == 61
     partitions = DEFAULT_PARTITIONS  # the loader created the topic
     unkeyed = [r for r in records if r.key is None]

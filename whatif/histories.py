@@ -1,4 +1,4 @@
-"""Sample membership histories: eight realistic consumer-group stories in the event format (contract §2).
+"""Sample membership histories: eight realistic consumer-group stories in the event format (docs/events-and-diffs.md).
 
     python -m whatif.histories [--out whatif/samples]
 
@@ -142,7 +142,7 @@ def static_restarts(rng: random.Random) -> Timeline:
     """Static members (group.instance.id) restart twice in a rolling fashion: no rebalance expected.
 
     A restarting static consumer sends no LeaveGroup; its new process joins with a new member id and the
-    same instance id, and takes the old member's place without a rebalance (contract §2).
+    same instance id, and takes the old member's place without a rebalance (docs/events-and-diffs.md).
     """
     tl = Timeline("ledger-writer", rng)
     topics = {"ledger": 18}

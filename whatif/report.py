@@ -3,22 +3,20 @@
 One self-contained HTML page (plotly.js embedded once, no network needed to view it) with, per group,
 a summary table ranking the strategies and one figure whose rows share the rebalance axis: partitions
 moved next to the fewest moves any assignment with the same loads could have made (`min_moves`, see
-`whatif.optimality`), the optimality gap, partitions paused, load imbalance (max − min) and cumulative
+`assignors.optimality`), the optimality gap, partitions paused, load imbalance (max − min) and cumulative
 movement. A *rebalance* is one triggering event: an eager round, or a cooperative revoke round with its
 follow-ups; its numbers are the sums over its rounds (imbalance: after its last round).
 
 `summarize` is the pure core (diff records in, one row per group and strategy out), shared by the page,
 the tests and `summary_text` (the same table for terminals, e.g. the demo's printed summary). Importing
-this module is cheap: plotly and kafka-python load only when a page is drawn or a topic is read.
+this module is cheap: plotly loads only when a page is drawn.
 """
 
 from __future__ import annotations
 
 import html
-import json
-import sys
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import accumulate
@@ -30,7 +28,6 @@ STRATEGY_COLOURS = {
     "uniform": "#9467bd", "server-range": "#8c564b", "metaq-default": "#e377c2", "metaq-consistent-hash": "#17becf",
 }
 _FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939")
-_KAFKA_IDLE_POLLS = 5  # consecutive empty one-second polls after which a diffs topic counts as read
 
 
 @dataclass(frozen=True)
@@ -114,7 +111,7 @@ def collect_rounds(records: Iterable[dict]) -> dict[tuple[str, str], list[Round]
                 continue
             key, generation, metrics = _round(rec)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"diff record {n}: not a diff record (contract §3): {exc!r}") from None
+            raise ValueError(f"diff record {n}: not a diff record (docs/events-and-diffs.md): {exc!r}") from None
         seen[key].setdefault(generation, metrics)  # later parts of a split record repeat the metrics
     return {key: [by_gen[g] for g in sorted(by_gen)] for key, by_gen in sorted(seen.items())}
 
@@ -382,102 +379,3 @@ def write_report(records: Iterable[dict], out_path: str | Path) -> None:
     if out.parent != Path():
         out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(summarize(records)), encoding="utf-8")
-
-
-# --- the command ---------------------------------------------------------------------------------------
-
-def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
-    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
-    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
-    from streaming.cli import UsageError
-
-    path = Path(directory)
-    if not path.is_dir():
-        raise UsageError(f"{directory}: not a directory")
-    files = sorted(path.glob("*.jsonl"))
-    if not files and (path / "diffs").is_dir():
-        path = path / "diffs"
-        files = sorted(path.glob("*.jsonl"))
-    count = 0
-    for file in files:
-        with file.open("rb") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise UsageError(f"{file}:{n}: not JSON: {exc}") from None
-                count += 1
-    if not count:
-        raise UsageError(f"{path}: no diff records (*.jsonl)")
-
-
-def read_diffs_topic(bootstrap: str, topic: str, options: dict[str, str]) -> Iterator[dict]:
-    """Every committed record of a diffs topic, from the beginning to the end offsets seen at start."""
-    from kafka import KafkaConsumer, TopicPartition
-
-    from streaming.kafka_options import to_kafka_python
-
-    config = to_kafka_python({**options, "bootstrap.servers": bootstrap}, "consumer")
-    config.update(isolation_level="read_committed", enable_auto_commit=False, group_id=None,
-                  auto_offset_reset="earliest", allow_auto_create_topics=False)
-    consumer = KafkaConsumer(**config)
-    try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        if not partitions:
-            raise ValueError(f"topic {topic!r} does not exist")
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        end = consumer.end_offsets(partitions)
-        idle = 0
-        while idle < _KAFKA_IDLE_POLLS and any(consumer.position(tp) < end[tp] for tp in partitions):
-            batch = consumer.poll(timeout_ms=1000)
-            idle = 0 if batch else idle + 1
-            for messages in batch.values():
-                for message in messages:
-                    yield json.loads(message.value)
-        behind = {tp.partition: end[tp] - consumer.position(tp) for tp in partitions if consumer.position(tp) < end[tp]}
-        if behind:  # e.g. a transaction still open: its records are not committed yet
-            print(f"rebalance report: stopped with offsets not yet readable in {topic!r}: {behind}", file=sys.stderr)
-    finally:
-        consumer.close()
-
-
-def run(args) -> int:
-    """`rebalance report (DIFFS_DIR | --bootstrap HOST:PORT --diffs-topic T) --out REPORT.html`."""
-    from streaming.cli import UsageError
-    from streaming.kafka_options import parse_cli_options
-
-    if (args.diffs_dir is None) == (args.bootstrap is None):
-        raise UsageError("give either DIFFS_DIR or --bootstrap HOST:PORT (with --diffs-topic)")
-    if args.diffs_dir is not None:
-        records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
-    else:
-        try:
-            options = parse_cli_options(args.kafka_option)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        records = read_diffs_topic(args.bootstrap, args.diffs_topic, options)
-    counted = _counting(records)
-    try:
-        write_report(counted, args.out)
-    except ValueError as exc:  # bad records, unknown Kafka option, missing topic
-        raise UsageError(str(exc)) from None
-    print(f"rebalance report: {counted.count} diff records -> {args.out}", file=sys.stderr)
-    return 0
-
-
-class _counting:
-    """Pass records through, counting them (and showing progress on long inputs)."""
-
-    def __init__(self, records: Iterable[dict]) -> None:
-        self.records = records
-        self.count = 0
-
-    def __iter__(self) -> Iterator[dict]:
-        for rec in self.records:
-            self.count += 1
-            if self.count % 100_000 == 0:
-                print(f"  {self.count:,} diff records read", file=sys.stderr)
-            yield rec

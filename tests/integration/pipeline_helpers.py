@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from streaming.config import Limits, PipelineConfig, parse_strategies
-from streaming.local import read_jsonl, replay
-from streaming.replay import read_output, replay_log
-from streaming.serve import ServeTopics, read_topic, serve_events
+from streaming.core.config import Limits, PipelineConfig, parse_strategies
+from streaming.core.local import read_jsonl, replay
+from streaming.kafka.consumer import read_to_end
+from streaming.kafka.topics import ServeTopics
+from streaming.spark.pipelines import read_output, replay_log, serve_events
 
 
 def config(strategies: str = "all") -> PipelineConfig:
@@ -48,7 +49,7 @@ def run_serve_once(spark: Any, bootstrap: str, topics: ServeTopics, checkpoint: 
 
 
 def topic_records(bootstrap: str, topic: str) -> list[dict]:
-    records = read_topic(bootstrap, topic)
+    records = read_to_end(bootstrap, topic)
     for r in records:  # the key is the group id, so a group's records keep their order
         assert r.key is not None and json.loads(r.value)["group"] in (r.key.decode(), None)
     return [json.loads(r.value) for r in records]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import by_group, config, local_records, run_replay, run_serve_once, serve_topics, write_log
 
-from streaming.config import Limits
-from streaming.loader import load_log
+from streaming.core.config import Limits
+from streaming.kafka.loader import load_log
 
 pytestmark = pytest.mark.spark
 

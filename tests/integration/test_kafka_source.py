@@ -12,7 +12,8 @@ from kafka_io import produce, run_available_now
 from pyspark.errors import StreamingQueryException
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from streaming.kafka_source import SCHEMA, DataLossError, KafkaRange, KafkaStreamReader, split_limit
+from streaming.spark.kafka_source import DataLossError, KafkaRange, KafkaStreamReader, split_limit
+from streaming.spark.schemas import SOURCE_SCHEMA
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -40,7 +41,7 @@ def test_earliest_reads_everything_with_sparks_kafka_schema(spark, kafka_bootstr
     topic = unique_topic("src-earliest", partitions=2)
     produce(kafka_bootstrap, topic, [(i % 2, f"k{i}".encode(), f"v{i}".encode()) for i in range(10)])
     df_schema = source(spark, kafka_bootstrap, topic).load().schema
-    assert df_schema.simpleString() == SCHEMA.simpleString() == (
+    assert df_schema.simpleString() == SOURCE_SCHEMA.simpleString() == (
         "struct<key:binary,value:binary,topic:string,partition:int,offset:bigint,timestamp:timestamp,"
         "timestampType:int>")
     batches = run_available_now(spark, source(spark, kafka_bootstrap, topic, startingOffsets="earliest"),
@@ -69,7 +70,7 @@ def test_latest_and_per_partition_json_starting_offsets(spark, kafka_bootstrap, 
     assert values(run_available_now(spark, source(spark, kafka_bootstrap, topic), ckpt)) == [(1, 4, b"new")]
 
     reader = KafkaStreamReader({"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic,
-                                "startingOffsets": json.dumps({topic: {"0": 1}})}, SCHEMA)
+                                "startingOffsets": json.dumps({topic: {"0": 1}})}, SOURCE_SCHEMA)
     with pytest.raises(ValueError, match=r"no offset for .* partitions \[1\]"):
         reader.initialOffset()
     reader.stop()
@@ -80,7 +81,7 @@ def test_max_offsets_per_trigger_splits_batches_and_reads_each_record_once(spark
     topic = unique_topic("src-limit", partitions=3)
     produce(kafka_bootstrap, topic, [(i % 3, None, str(i).encode()) for i in range(100)])
     reader = KafkaStreamReader({"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic,
-                                "startingOffsets": "earliest", "maxOffsetsPerTrigger": "30"}, SCHEMA)
+                                "startingOffsets": "earliest", "maxOffsetsPerTrigger": "30"}, SOURCE_SCHEMA)
     assert reader.getDefaultReadLimit() == ReadMaxRows(30)
     first = reader.latestOffset(reader.initialOffset(), ReadMaxRows(30))
     assert first == {topic: {"0": 10, "1": 10, "2": 10}}
@@ -138,10 +139,10 @@ def test_lost_records_fail_the_query_unless_fail_on_data_loss_is_false(spark, ka
     # a log that now ends below the position Spark logged (topic recreated) is data loss too
     options = {"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic}
     ahead = {topic: {"0": 50}}
-    strict = KafkaStreamReader(options, SCHEMA)
+    strict = KafkaStreamReader(options, SOURCE_SCHEMA)
     with pytest.raises(DataLossError, match=rf"{topic}-0 \(at offset 50, log now ends at 10\)"):
         strict.latestOffset(ahead, ReadAllAvailable())
-    lenient = KafkaStreamReader({**options, "failOnDataLoss": "false"}, SCHEMA)
+    lenient = KafkaStreamReader({**options, "failOnDataLoss": "false"}, SOURCE_SCHEMA)
     end = lenient.latestOffset(ahead, ReadAllAvailable())
     assert end == {topic: {"0": 10}}
     assert lenient.partitions(ahead, end) == [KafkaRange(topic, 0, 0, 10)]  # read again from the start
@@ -153,7 +154,7 @@ def test_aborted_transactional_records_are_never_read(spark, kafka_bootstrap, un
     topic = unique_topic("src-txn", partitions=1)
     produce(kafka_bootstrap, topic, [(0, None, b"plain")])
     # separate transactional ids: a producer id that aborted must not write again (noida-db 0.2.3 bug, see
-    # streaming/kafka_sink.py), which is also what the exactly-once sink does
+    # streaming/spark/kafka_sink.py), which is also what the exactly-once sink does
     for tid, value in (("src-txn-a", b"aborted"), ("src-txn-c", b"committed")):
         producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, transactional_id=f"{tid}-{topic}")
         producer.init_transactions()

@@ -16,7 +16,7 @@ import pytest
 from pipeline_helpers import by_group, config, local_records, rebuild_rounds, run_serve_once, serve_topics, write_log
 
 from assignors import STRATEGIES, Member, assign
-from streaming.loader import load_log
+from streaming.kafka.loader import load_log
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

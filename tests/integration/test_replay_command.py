@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import config, local_records
 
-from streaming.cli import main
+from streaming.cli.main import main
 
 pytestmark = pytest.mark.spark
 

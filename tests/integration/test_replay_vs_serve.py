@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import by_group, config, run_replay, run_serve_once, serve_topics, write_log
 
-from streaming.loader import load_log
+from streaming.kafka.loader import load_log
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 

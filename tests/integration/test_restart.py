@@ -1,7 +1,7 @@
 """Crash safety: `rebalance serve` SIGKILLed at the worst moments, restarted from its checkpoint, delivers
 exactly the records of an uninterrupted run to read_committed consumers: no duplicate, no loss.
 
-Kill points (armed through `streaming.faults`, which freezes the job there so the test can kill it):
+Kill points (armed through `streaming.spark.faults`, which freezes the job there so the test can kill it):
 - `state`: mid-batch, inside the per-group state function (state not yet committed);
 - `sink-before-commit`: the batch's diffs are produced, their Kafka transaction is still open;
 - `sink-after-commit`: the transaction is committed, Spark has not logged the batch as done.
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from pipeline_helpers import by_group, config, run_serve_once, serve_topics, topic_records, write_log
 
-from streaming.loader import load_log
-from streaming.serve import ServeTopics
+from streaming.kafka.loader import load_log
+from streaming.kafka.topics import ServeTopics
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
 
@@ -34,7 +34,7 @@ TIMEOUT_S = 300
 
 
 def _serve_cmd(bootstrap: str, topics: ServeTopics, checkpoint: Path) -> list[str]:
-    return [sys.executable, "-m", "streaming.cli", "serve", "--bootstrap", bootstrap,
+    return [sys.executable, "-m", "streaming.cli.main", "serve", "--bootstrap", bootstrap,
             "--events-topic", topics.events, "--diffs-topic", topics.diffs, "--dead-letter-topic", topics.dead_letter,
             "--checkpoint", str(checkpoint), "--once", "--max-events-per-batch", str(BATCH),
             "--strategies", STRATEGIES]

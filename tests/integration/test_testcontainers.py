@@ -13,7 +13,7 @@ from kafka import KafkaProducer
 from kafka_io import consume_all, produce
 
 from assignors.partitioner import partition_for_key
-from streaming.broker import ensure_topics
+from streaming.kafka.topics import ensure_topics
 
 pytestmark = [pytest.mark.docker, pytest.mark.kafka, pytest.mark.spark]
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from streaming.config import Limits, PipelineConfig, parse_strategies
-from streaming.events import DeleteTopic, InvalidEvent, Join, Leave, Partitions, Subscribe, group_key, parse_event
+from streaming.core.config import Limits, PipelineConfig, parse_strategies
+from streaming.core.events import DeleteTopic, InvalidEvent, Join, Leave, Partitions, Subscribe, group_key, parse_event
 
 
 def ev(**fields: object) -> bytes:

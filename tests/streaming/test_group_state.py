@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 
 import assignors
-import streaming.group_state as gs
+import streaming.core.rounds as rounds
 from assignors import STRATEGIES, Member, assign
-from streaming.config import Limits, PipelineConfig
-from streaming.group_state import OutputRecord, SourceRecord, step
-from streaming.state_codec import decode
+from streaming.core.config import Limits, PipelineConfig
+from streaming.core.group_state import step
+from streaming.core.records import OutputRecord, SourceRecord
+from streaming.core.state_codec import decode
 
 COOPERATIVE = "cooperative-sticky"
 
@@ -342,13 +343,13 @@ class Recorder:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[str, assignors.GroupSpec]] = []
-        real = gs.assign_spec
+        real = rounds.assign_spec
 
         def spy(strategy: str, spec: assignors.GroupSpec) -> list[np.ndarray]:
             self.calls.append((strategy, spec))
             return real(strategy, spec)
 
-        monkeypatch.setattr(gs, "assign_spec", spy)
+        monkeypatch.setattr(rounds, "assign_spec", spy)
 
     def members(self, i: int = -1) -> dict[str, tuple[list, int]]:
         spec = self.calls[i][1]
@@ -411,7 +412,7 @@ def test_static_replacement_takes_the_place_without_a_rebalance(monkeypatch: pyt
 
 def test_cooperative_owned_leaves_out_unsubscribed_topics(monkeypatch: pytest.MonkeyPatch) -> None:
     rec_ = Recorder(monkeypatch)
-    monkeypatch.setattr(gs, "COOPERATIVE", frozenset({"range"}))  # the owned filter is the strategy's protocol
+    monkeypatch.setattr(rounds, "COOPERATIVE", frozenset({"range"}))  # the owned filter is the strategy's protocol
     _, diffs, _ = run([parts({"t": 2, "u": 2}), join("a", ["t", "u"]),
                            {"group": "g", "type": "subscribe", "member": "a", "topics": ["t"]}], RANGE)
     assert rec_.members() == {"a": ([("t", 0), ("t", 1)], 1)}
@@ -419,10 +420,11 @@ def test_cooperative_owned_leaves_out_unsubscribed_topics(monkeypatch: pytest.Mo
 
 
 def test_followup_rounds_until_nothing_withheld_capped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gs, "COOPERATIVE", frozenset({"range"}))
+    monkeypatch.setattr(rounds, "COOPERATIVE", frozenset({"range"}))
     state, diffs, _ = run([parts({"t": 4}), join("a", ["t"])], RANGE)
     # an assignor that hands every member's partitions to the next member: something is always withheld
-    monkeypatch.setattr(gs, "assign_spec", lambda strategy, spec: [spec.owned[i - 1] for i in range(len(spec.owned))])
+    monkeypatch.setattr(rounds, "assign_spec",
+                        lambda strategy, spec: [spec.owned[i - 1] for i in range(len(spec.owned))])
     _, diffs, _ = run([join("b", ["t"])], RANGE, state)
     assert [d["phase"] for d in diffs] == ["revoke"] + ["followup"] * 4
     assert [d.get("unconverged") for d in diffs] == [None] * 4 + [True]
@@ -502,7 +504,7 @@ def test_internal_error_is_a_dead_letter_and_keeps_state(monkeypatch: pytest.Mon
     def boom(strategy: str, spec: object) -> list:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(gs, "assign_spec", boom)
+    monkeypatch.setattr(rounds, "assign_spec", boom)
     after, diffs, dead = run([join("b", ["t"])], RANGE, state)
     assert after == state and diffs == []
     assert dead[0]["reason"] == "internal error: RuntimeError: bug"

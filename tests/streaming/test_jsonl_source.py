@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from streaming import jsonl_source
-from streaming.jsonl_source import JsonlStreamReader
-from streaming.local import read_jsonl
+from streaming.core.local import read_jsonl
+from streaming.spark import jsonl_source
+from streaming.spark.jsonl_source import JsonlStreamReader
 
 
 def _rows(reader: JsonlStreamReader, start: dict, end: dict) -> list[tuple]:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from test_group_state import available, random_history
 
-from streaming.config import PipelineConfig
-from streaming.group_state import SourceRecord
-from streaming.local import read_jsonl, replay
+from streaming.core.config import PipelineConfig
+from streaming.core.local import read_jsonl, replay
+from streaming.core.records import SourceRecord
 
 SAMPLES = Path(__file__).resolve().parents[2] / "whatif" / "samples"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from streaming.state_codec import VERSION, DepartedMember, GroupState, MemberState, StrategyState, decode, encode
+from streaming.core.state_codec import VERSION, DepartedMember, GroupState, MemberState, StrategyState, decode, encode
 
 
 def sample_state(num_members: int = 5, sizes: tuple[int, ...] = (4, 0, 3), racks: bool = True) -> GroupState:

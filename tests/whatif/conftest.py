@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from streaming.config import PipelineConfig, parse_strategies
-from streaming.local import read_jsonl, replay
+from streaming.core.config import PipelineConfig, parse_strategies
+from streaming.core.local import read_jsonl, replay
 from whatif.histories import sample_path
 
 

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from streaming.cli import main as cli
+from streaming.cli.main import main as cli
 from whatif.histories import HISTORIES
 from whatif.report import summarize, summary_text
 

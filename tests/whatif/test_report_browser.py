@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from streaming.cli import main as cli
+from streaming.cli.main import main as cli
 from whatif.histories import HISTORIES, sample_path
 from whatif.report import STRATEGY_COLOURS
 

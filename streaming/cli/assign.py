@@ -11,7 +11,7 @@ import sys
 from argparse import Namespace
 from pathlib import Path
 
-from streaming.cli import UsageError
+from streaming.cli.usage import UsageError
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 

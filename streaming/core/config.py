@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from assignors import STRATEGIES
+from assignors.registry import STRATEGIES, check_strategy
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,7 @@ class PipelineConfig:
         if isinstance(self.strategies, str) or not self.strategies:
             raise ValueError("strategies: expected a non-empty tuple of strategy names")
         for name in self.strategies:
-            if name not in STRATEGIES:
-                raise ValueError(f"strategies: unknown strategy {name!r}; expected one of {', '.join(STRATEGIES)}")
+            check_strategy(name, "strategies")
         if len(set(self.strategies)) != len(self.strategies):
             raise ValueError(f"strategies: duplicate names in {list(self.strategies)}")
 
@@ -66,6 +65,5 @@ def parse_strategies(text: str) -> tuple[str, ...]:
     if not names:
         raise ValueError("strategies: expected a comma-separated list of strategy names or 'all'")
     for name in names:
-        if name not in STRATEGIES:
-            raise ValueError(f"strategies: unknown strategy {name!r}; expected one of {', '.join(STRATEGIES)}, all")
+        check_strategy(name, "strategies", also=("all",))
     return names

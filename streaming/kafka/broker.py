@@ -1,4 +1,4 @@
-"""A throw-away local Kafka-protocol broker (noida-db) and idempotent topic creation.
+"""A throw-away local Kafka-protocol broker (noida-db) for the demo, the tests and the benchmarks.
 
 `LocalBroker` runs the noida-db *binary* itself (not the ``noida-db`` console script, which is a Python wrapper
 that would leave the real server orphaned when terminated) on a free loopback port with a temporary data dir, so
@@ -13,19 +13,11 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 from kafka import KafkaAdminClient
-from kafka.errors import KafkaError, TopicAlreadyExistsError
-
-from streaming.kafka_options import to_kafka_python
-
-# retention.ms=-1: noida deletes records older than 7 days otherwise, and replayed logs carry old timestamps.
-# max.message.bytes: room for the 2 MB bad-input records that must reach the dead-letter topic intact.
-DEFAULT_TOPIC_CONFIGS = {"retention.ms": "-1", "max.message.bytes": str(8 * 1024 * 1024)}
+from kafka.errors import KafkaError
 
 
 def noida_binary() -> str:
@@ -125,35 +117,3 @@ class LocalBroker:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def ensure_topics(bootstrap: str, topics: Mapping[str, int], configs: Mapping[str, str] | None = None,
-                  kafka_options: Mapping[str, Any] | None = None) -> list[str]:
-    """Create missing topics ``{name: partitions}`` (existing ones are left as they are); returns the created.
-
-    ``configs`` defaults to `DEFAULT_TOPIC_CONFIGS`. A broker that rejects a config (unknown name) gets the topic
-    created without configs rather than not at all.
-    """
-    configs = dict(DEFAULT_TOPIC_CONFIGS if configs is None else configs)
-    admin = KafkaAdminClient(**to_kafka_python({**(kafka_options or {}), "bootstrap.servers": bootstrap}, "admin"))
-    created = []
-    try:
-        existing = set(admin.list_topics())
-        for name, partitions in topics.items():
-            if name in existing:
-                continue
-            spec = {"num_partitions": int(partitions), "replication_factor": -1, "configs": configs}
-            try:
-                admin.create_topics({name: spec})
-            except TopicAlreadyExistsError:
-                continue
-            except KafkaError as exc:
-                if not configs or "config" not in str(exc).lower():
-                    raise
-                admin.create_topics({name: {**spec, "configs": {}}})
-            created.append(name)
-        if created:
-            admin.wait_for_topics(created)
-    finally:
-        admin.close()
-    return created

@@ -1,7 +1,7 @@
 """A group's persisted state and its compact binary blob (Spark keeps it as one `binary` state column).
 
 Why a blob: Spark 4.3 converts array/map state columns through a slow JVM unpickler and breaks on them
-(see the Spark notes §1), while one `bytes` value costs nothing. The blob is a version byte followed by
+(docs/spark-notes.md §1), while one `bytes` value costs nothing. The blob is a version byte followed by
 zlib-compressed payload: a small JSON header (names, generations) and flat little-endian numpy arrays
 (owner per partition per strategy in the narrowest unsigned dtype, subscriptions as topic indices).
 No pickle: a blob is data, never code.

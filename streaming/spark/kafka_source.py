@@ -5,7 +5,7 @@ mirrors the connector's contract: the same output schema, the same ``startingOff
 JSON in the checkpoint (``{"topic": {"0": 23}}``), ``maxOffsetsPerTrigger`` admission control and
 ``failOnDataLoss``.
 
-Design (measured in the project's PySpark 4.3 streaming notes, §3 and §4.2):
+Design (docs/spark-notes.md §3, §4):
 - The driver only asks for metadata and ListOffsets per trigger (`latestOffset`), so an idle trigger costs
   two small round trips.
 - One Spark task per topic-partition reads ``[from, until)`` with a consumer cached per Python worker
@@ -37,31 +37,15 @@ from pyspark.sql.streaming.datasource import (
     ReadMinRows,
     SupportsTriggerAvailableNow,
 )
-from pyspark.sql.types import (
-    BinaryType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
+from pyspark.sql.types import StructType
 
-from streaming.kafka_options import to_kafka_python
+from streaming.kafka.consumer import committed_consumer
+from streaming.kafka.options import kafka_client_options, to_kafka_python
+from streaming.spark.schemas import SOURCE_SCHEMA
 
-SCHEMA = StructType([
-    StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),
-    StructField("partition", IntegerType()), StructField("offset", LongType()),
-    StructField("timestamp", TimestampType()), StructField("timestampType", IntegerType()),
-])  # exactly Spark's built-in kafka source
 EARLIEST, LATEST = -2, -1
 
 Offsets = dict[str, dict[str, int]]  # Spark's Kafka offset JSON: {topic: {"partition": offset}}
-
-
-def kafka_client_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The ``kafka.*`` options of a data source without their prefix, in Kafka's property names."""
-    return {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
 
 
 def split_limit(available: Mapping[int, int], max_rows: int) -> dict[int, int]:
@@ -99,7 +83,7 @@ class KafkaDataSource(DataSource):
         return "rebalance-kafka"
 
     def schema(self) -> StructType:
-        return SCHEMA
+        return SOURCE_SCHEMA
 
     def streamReader(self, schema: StructType) -> KafkaStreamReader:
         return KafkaStreamReader(self.options, schema)
@@ -255,15 +239,10 @@ _consumers: dict[str, Any] = {}  # per Python worker: client settings JSON -> Ka
 
 def cached_consumer(client_options: Mapping[str, str]) -> Any:
     """A read_committed KafkaConsumer reused across tasks of this Python worker (connection + metadata warm)."""
-    from kafka import KafkaConsumer
-
     key = json.dumps(client_options, sort_keys=True)
     consumer = _consumers.get(key)
-    if consumer is None:
-        kwargs = to_kafka_python(client_options, "consumer")
-        kwargs.update(enable_auto_commit=False, group_id=None, isolation_level="read_committed",
-                      auto_offset_reset="none")  # out of range raises: read_range decides (failOnDataLoss)
-        consumer = _consumers[key] = KafkaConsumer(**kwargs)
+    if consumer is None:  # out of range raises: read_range decides (failOnDataLoss)
+        consumer = _consumers[key] = committed_consumer(client_options, auto_offset_reset="none")
     return consumer
 
 

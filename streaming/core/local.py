@@ -13,10 +13,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 
-from streaming.config import Limits, PipelineConfig
-from streaming.events import group_key
-from streaming.group_state import OutputRecord, SourceRecord, step_state
-from streaming.state_codec import GroupState, decode, encode
+from streaming.core.config import Limits, PipelineConfig
+from streaming.core.events import group_key
+from streaming.core.group_state import step_state
+from streaming.core.records import OutputRecord, SourceRecord
+from streaming.core.state_codec import GroupState, decode, encode
 
 _DEFAULT_LIMITS = Limits()
 

@@ -57,13 +57,14 @@ from typing import Any
 from pyspark.sql.datasource import CaseInsensitiveDict, DataSource, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
-from streaming.faults import pause_point
-from streaming.kafka_options import to_kafka_python
-from streaming.kafka_source import kafka_client_options
+from streaming.kafka.consumer import committed_consumer
+from streaming.kafka.options import kafka_client_options, to_kafka_python
+from streaming.kafka.topics import ensure_topics
+from streaming.spark.faults import pause_point
+from streaming.spark.schemas import SINK_SCHEMA
 
 log = logging.getLogger(__name__)
 
-INPUT_SCHEMA = "topic string, key string, value binary"
 DEFAULT_MARKER_TOPIC = "rebalance.sink-markers"
 MAX_FENCING_ATTEMPTS = 1000
 _MARKER_WINDOW = 64
@@ -89,7 +90,7 @@ class KafkaEosDataSource(DataSource):
         return "rebalance-kafka-eos"
 
     def schema(self) -> str:
-        return INPUT_SCHEMA
+        return SINK_SCHEMA
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaEosStreamWriter:
         return KafkaEosStreamWriter(self.options, schema)
@@ -156,8 +157,6 @@ class TransactionalCommit:
 
     def commit(self, batch_id: int, rows: Sequence[Record]) -> bool:
         """Returns False when the batch was already committed (skipped)."""
-        from streaming.broker import ensure_topics
-
         bootstrap = self.client_options["bootstrap.servers"]
         if (bootstrap, self.marker_topic) not in _ensured:
             ensure_topics(bootstrap, {self.marker_topic: 1}, kafka_options=self.client_options)
@@ -205,11 +204,9 @@ class TransactionalCommit:
 
     def last_committed_batch(self) -> int:
         """Newest committed marker of this sink, scanning the marker partition backwards from its end."""
-        from kafka import KafkaConsumer, TopicPartition
+        from kafka import TopicPartition
 
-        kwargs = to_kafka_python(self.client_options, "consumer")
-        consumer = KafkaConsumer(**{**kwargs, "isolation_level": "read_committed", "enable_auto_commit": False,
-                                    "group_id": None})
+        consumer = committed_consumer(self.client_options)
         key = self.sink_id.encode()
         tp = TopicPartition(self.marker_topic, 0)
         try:

@@ -19,6 +19,8 @@ from pathlib import Path
 from pyspark import TaskContext
 from pyspark.sql.datasource import DataSource, DataSourceStreamWriter, WriterCommitMessage
 
+from streaming.spark.schemas import SINK_SCHEMA
+
 
 def batch_file(root: str | os.PathLike[str], topic: str, batch_id: int) -> Path:
     return Path(root) / topic / f"batch-{batch_id:08d}.jsonl"
@@ -95,7 +97,7 @@ class FilesDataSource(DataSource):
         return "rebalance-files"
 
     def schema(self) -> str:
-        return "topic string, key string, value binary"
+        return SINK_SCHEMA
 
     def streamWriter(self, schema, overwrite: bool) -> FilesStreamWriter:
         path = self.options.get("path")

@@ -1,4 +1,4 @@
-"""Output records (contract §3): per-member changes of one round, its metrics, size-bounded serialisation,
+"""Output records (docs/events-and-diffs.md): per-member changes of one round, its metrics, size-bounded serialisation,
 and dead letters.
 
 Records are serialised with a fixed field order and compact separators, so that the same event log gives
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from whatif.optimality import min_moves, moves
+from assignors.optimality import min_moves, moves
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
@@ -122,7 +122,7 @@ def build_metrics(
     paused: int,
     optimality: bool = True,
 ) -> dict[str, int | None]:
-    """The metrics of one round (contract §3), in record field order.
+    """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
     `prev_owner`/`new_owner`: int32 per partition of the post-round layout, member index into the
     post-round member list (-1: nobody, or a member that left). `partition_topic`: int32 topic index per
@@ -130,7 +130,7 @@ def build_metrics(
     over the changes (they include partitions of departed members and deleted topics).
     `moves`: partitions taken from a member that is still in the group (given to another or withheld);
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
-    (`whatif.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
+    (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
     when `optimality` is off (it solves a small LP per round when subscriptions differ).
     """
     members = subscribed.shape[0]

@@ -1,4 +1,4 @@
-"""`rebalance` command line: argument parsing only; each command runs a function of its own module.
+"""`rebalance` command line: argument parsing only; each command runs the `run(args)` of its own module here.
 
 Heavy modules (Spark, Kafka) are imported inside the command that needs them, so `rebalance assign`
 starts in milliseconds. Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure.
@@ -11,11 +11,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from streaming.cli.usage import EXIT_USAGE, UsageError
+
 DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
-
-
-class UsageError(Exception):
-    """Bad usage or input the user must fix; printed as one line, exit code 2."""
 
 
 def _kafka_options(p: argparse.ArgumentParser) -> None:
@@ -57,11 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", required=True, metavar="NAME", help=f"one of: {', '.join(STRATEGIES)}")
     p.add_argument("snapshot", metavar="SNAPSHOT.json",
                    help='{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], ...}}}')
-    p.set_defaults(run="streaming.assign_command:run")
+    p.set_defaults(run="streaming.cli.assign:run")
 
     p = sub.add_parser("demo", help="zero-config: local broker, bundled history, streaming job, summary")
     _pipeline_options(p)
-    p.set_defaults(run="streaming.demo:run")
+    p.set_defaults(run="streaming.cli.demo:run")
 
     p = sub.add_parser("replay", help="the Spark pipeline over a captured JSONL log, no broker needed")
     p.add_argument("log", metavar="LOG.jsonl")
@@ -71,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark checkpoint, to resume an interrupted replay (default: a temporary one)")
     p.add_argument("--report", default=None, metavar="REPORT.html", help="also write the what-if report")
     _pipeline_options(p)
-    p.set_defaults(run="streaming.replay:run")
+    p.set_defaults(run="streaming.cli.replay:run")
 
     p = sub.add_parser("serve", help="the long-running service: events topic -> diffs topic")
     p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
@@ -84,14 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--once", action="store_true", help="process what is there, then exit")
     _pipeline_options(p)
     _kafka_options(p)
-    p.set_defaults(run="streaming.serve:run")
+    p.set_defaults(run="streaming.cli.serve:run")
 
     p = sub.add_parser("load", help="produce a captured log into the events topic, keyed by group")
     p.add_argument("log", metavar="LOG.jsonl")
     p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
     p.add_argument("--topic", default="rebalance.events")
     _kafka_options(p)
-    p.set_defaults(run="streaming.loader:run")
+    p.set_defaults(run="streaming.cli.load:run")
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIFFS_DIR")
@@ -99,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--diffs-topic", default="rebalance.diffs")
     p.add_argument("--out", default="report.html", metavar="REPORT.html")
     _kafka_options(p)
-    p.set_defaults(run="whatif.report:run")
+    p.set_defaults(run="streaming.cli.report:run")
     return parser
 
 
@@ -110,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(getattr(importlib.import_module(module), func)(args) or 0)
     except UsageError as exc:
         print(f"rebalance {args.command}: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

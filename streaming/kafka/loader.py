@@ -1,4 +1,4 @@
-"""`rebalance load LOG.jsonl --bootstrap H:P`: produce a captured log into the events topic.
+"""Produce a captured log into the events topic (`rebalance load`).
 
 Each line becomes one record keyed by its group id and placed with Kafka's producer partitioning
 (`assignors.partitioner.partition_for_key`, i.e. murmur2), so every group's events sit on one partition in log
@@ -10,19 +10,16 @@ dead-letters them with their position instead of them vanishing here.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from assignors.partitioner import partition_for_key
-from streaming.cli import UsageError
-from streaming.config import Limits
-from streaming.events import group_key
-from streaming.kafka_options import parse_cli_options, to_kafka_python
+from streaming.core.config import Limits
+from streaming.core.events import group_key
+from streaming.kafka.options import to_kafka_python
 
 DEFAULT_PARTITIONS = 2
 _DEFAULT_LIMITS = Limits()
@@ -65,7 +62,7 @@ def load_log(path: str | Path, bootstrap: str, topic: str = "rebalance.events", 
     ``progress``: where to report lines/s every 2 s and a summary (the CLI passes stderr)."""
     from kafka import KafkaProducer
 
-    from streaming.broker import ensure_topics
+    from streaming.kafka.topics import ensure_topics
 
     path = Path(path)
     options = dict(kafka_options or {})
@@ -95,20 +92,3 @@ def load_log(path: str | Path, bootstrap: str, topic: str = "rebalance.events", 
         print(f"loaded {count} events into {topic} ({n_parts} partitions) in {elapsed:.1f}s "
               f"({count / max(elapsed, 1e-9):,.0f}/s)", file=progress, flush=True)
     return count
-
-
-def run(args: argparse.Namespace) -> int:
-    path = Path(args.log)
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        options: dict[str, Any] = parse_cli_options(args.kafka_option)
-        to_kafka_python({**options, "bootstrap.servers": args.bootstrap}, "producer")
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    options.pop("bootstrap.servers", None)
-    load_log(path, args.bootstrap, args.topic, kafka_options=options, progress=sys.stderr)
-    return 0

@@ -37,6 +37,11 @@ _JAAS = re.compile(r"""(\w+)\s*=\s*"((?:[^"\\]|\\.)*)\"""")
 _MAX_VALUE_LEN = 4096
 
 
+def kafka_client_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The ``kafka.*`` options of a Spark data source without their prefix, in Kafka's property names."""
+    return {k[len("kafka."):]: v for k, v in options.items() if k.startswith("kafka.")}
+
+
 def parse_cli_options(pairs: Iterable[str]) -> dict[str, str]:
     """``["security.protocol=SSL", ...]`` -> dict; ValueError names the malformed entry."""
     out: dict[str, str] = {}

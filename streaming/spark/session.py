@@ -1,6 +1,6 @@
 """The one place a SparkSession is configured, with the project's Python data sources registered.
 
-The settings follow the project's PySpark 4.3 measurements (Spark notes §4.3): few shuffle partitions
+The settings follow the project's PySpark 4.3 measurements (docs/spark-notes.md §3): few shuffle partitions
 (frozen into a checkpoint on its first run), RocksDB state with changelog checkpointing (cheaper commits,
 state off-heap), UTC session time (Arrow timestamp conversion depends on it), Python worker reuse
 (per-worker Kafka clients).
@@ -82,10 +82,10 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
 
 def register_data_sources(spark: SparkSession) -> list[str]:
     """Register the project's Python data sources; returns their format names."""
-    from streaming.jsonl_sink import FilesDataSource
-    from streaming.jsonl_source import JsonlDataSource
-    from streaming.kafka_sink import KafkaEosDataSource
-    from streaming.kafka_source import KafkaDataSource
+    from streaming.spark.jsonl_sink import FilesDataSource
+    from streaming.spark.jsonl_source import JsonlDataSource
+    from streaming.spark.kafka_sink import KafkaEosDataSource
+    from streaming.spark.kafka_source import KafkaDataSource
 
     sources = (KafkaDataSource, KafkaEosDataSource, JsonlDataSource, FilesDataSource)
     for source in sources:

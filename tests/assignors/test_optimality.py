@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from whatif import optimality
-from whatif.optimality import min_moves, moves
+from assignors import optimality
+from assignors.optimality import min_moves, moves
 
 
 def brute_force(prev, new, topic, subscribed) -> int:

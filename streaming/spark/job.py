@@ -24,30 +24,14 @@ from pyspark.sql.functions import pandas_udf
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
-from streaming import events, group_state
-from streaming.cli import UsageError
-from streaming.config import Limits, PipelineConfig, parse_strategies
-from streaming.faults import pause_point
+from streaming.core import events, group_state
+from streaming.core.config import Limits, PipelineConfig
+from streaming.core.records import KINDS, SourceRecord
+from streaming.spark.faults import pause_point
+from streaming.spark.schemas import STATE_SCHEMA, STEP_SCHEMA
 
-STATE_SCHEMA = "version int, blob binary"  # one opaque blob: cheap to ship, evolves inside (notes §1.2, §1.6)
 STATE_VERSION = 1
-STEP_SCHEMA = "kind string, key string, value binary"
 SOURCES = ("kafka", "files")  # how a row's (topic, partition, offset) reads as a source position
-
-
-def pipeline_config(strategies: str) -> PipelineConfig:
-    """`--strategies` text -> config; bad names are a usage error (exit 2)."""
-    try:
-        return PipelineConfig(parse_strategies(strategies), Limits())
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def check_batch_size(n: int | None) -> int | None:
-    """`--max-events-per-batch`: a positive integer or None (no cap)."""
-    if n is not None and n < 1:
-        raise UsageError(f"--max-events-per-batch: expected a positive integer, got {n}")
-    return n
 
 
 def _null(v: Any) -> bool:
@@ -62,7 +46,7 @@ def _group_keys(value: pd.Series, key: pd.Series, *, limits: Limits) -> pd.Serie
     ], dtype=object)
 
 
-def _records(pdf: pd.DataFrame, source: str) -> list[group_state.SourceRecord]:
+def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
     records = []
     for value, key, topic, partition, offset, ts in zip(
         pdf["value"], pdf["key"], pdf["topic"], pdf["partition"], pdf["offset"], pdf["ts_ms"], strict=True
@@ -73,7 +57,7 @@ def _records(pdf: pd.DataFrame, source: str) -> list[group_state.SourceRecord]:
             if source == "kafka"
             else {"file": topic, "line": offset}
         )
-        records.append(group_state.SourceRecord(
+        records.append(SourceRecord(
             value=None if _null(value) else bytes(value),
             key=None if _null(key) else bytes(key),
             source=position,
@@ -115,7 +99,7 @@ def build_pipeline(
 ) -> DataFrame:
     """`source_df` in the Kafka source schema -> `topic string, key string, value binary`.
 
-    `topics` maps an output kind ("diff", "dead-letter") to its topic; `source` says whether rows come
+    `topics` maps each output kind (`KINDS`) to its topic; `source` says whether rows come
     from Kafka (positions `{"topic", "partition", "offset"}`) or from JSONL files (`{"file", "line"}`).
     """
     if source not in SOURCES:
@@ -135,7 +119,7 @@ def build_pipeline(
         functools.partial(_apply_group, config=config, source=source),
         STEP_SCHEMA, STATE_SCHEMA, "Append", GroupStateTimeout.NoTimeout,
     )
-    route = F.create_map(*(F.lit(x) for kind in ("diff", "dead-letter") for x in (kind, topics[kind])))
+    route = F.create_map(*(F.lit(x) for kind in KINDS for x in (kind, topics[kind])))
     return stepped.select(route[F.col("kind")].alias("topic"), "key", "value")
 
 

@@ -16,7 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from streaming.job import check_batch_size, pipeline_config
+from streaming.cli.usage import check_batch_size, pipeline_config
 
 SUMMARY_COLUMNS = ("rebalances", "rounds", "partitions moved", "paused")
 
@@ -50,10 +50,12 @@ def format_summary(summary: dict[str, dict[str, int]]) -> str:
 def run(args: argparse.Namespace) -> int:
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch)
-    from streaming.broker import LocalBroker
-    from streaming.loader import load_log
-    from streaming.serve import ServeTopics, ensure_serve_topics, read_topic, serve_events
-    from streaming.spark_session import build_spark
+    from streaming.kafka.broker import LocalBroker
+    from streaming.kafka.consumer import read_to_end
+    from streaming.kafka.loader import load_log
+    from streaming.kafka.topics import ServeTopics, ensure_serve_topics
+    from streaming.spark.pipelines import serve_events
+    from streaming.spark.session import build_spark
 
     logs = sample_logs()
     topics = ServeTopics()
@@ -70,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
         spark = build_spark(app_name="rebalance-demo")
         serve_events(spark, broker.bootstrap, config, checkpoint=str(Path(tmp) / "checkpoint"), topics=topics,
                      once=True, max_events_per_batch=max_events)
-        diffs = [json.loads(r.value) for r in read_topic(broker.bootstrap, topics.diffs)]
-        dead = len(read_topic(broker.bootstrap, topics.dead_letter))
+        diffs = [json.loads(r.value) for r in read_to_end(broker.bootstrap, topics.diffs)]
+        dead = len(read_to_end(broker.bootstrap, topics.dead_letter))
     groups = len({d["group"] for d in diffs})
     print(f"\n{len(logs)} sample histories, {total} events, {groups} groups: {len(diffs)} diff records, "
           f"{dead} dead letters\n")

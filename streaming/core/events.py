@@ -1,8 +1,8 @@
-"""Membership events (contract §2): routing key, parsing and validation of one event.
+"""Membership events (docs/events-and-diffs.md): routing key, parsing and validation of one event.
 
 Validation here covers everything that can be judged from the event alone (JSON shape, types, size
 limits); what needs the group's state (unknown member, shrinking topic, group-wide limits) is judged by
-`streaming.group_state`. Both raise `InvalidEvent`, whose message becomes the dead letter's reason.
+`streaming.core.group_state`. Both raise `InvalidEvent`, whose message becomes the dead letter's reason.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from streaming.config import Limits
+from streaming.core.config import Limits
 
 _DEFAULT_LIMITS = Limits()
 _SURROGATE = re.compile("[\ud800-\udfff]")  # JSON "\\ud800" escapes give strings UTF-8 cannot encode

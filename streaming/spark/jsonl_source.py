@@ -27,11 +27,9 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from streaming.config import Limits
+from streaming.core.config import Limits
+from streaming.spark.schemas import SOURCE_SCHEMA
 
-KAFKA_SCHEMA = (
-    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
-)
 _INDEX_STRIDE = 1024  # remember the byte position of every 1024th line: bounded memory, short skips
 _LINES_PER_TASK = 50_000  # split big ranges so both cores parse
 _SCAN_CHUNK = 1 << 20
@@ -182,7 +180,7 @@ class JsonlDataSource(DataSource):
         return "rebalance-jsonl"
 
     def schema(self) -> str:
-        return KAFKA_SCHEMA
+        return SOURCE_SCHEMA
 
     def streamReader(self, schema) -> JsonlStreamReader:
         path = self.options.get("path")

@@ -1,0 +1,1 @@
+"""The `rebalance` command line: argument checks and one module per command, each with its `run(args)`."""

@@ -1,0 +1,82 @@
+"""`rebalance report (DIFFS_DIR | --bootstrap HOST:PORT [--diffs-topic T]) --out REPORT.html`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
+
+
+def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
+    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
+    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    files = sorted(path.glob("*.jsonl"))
+    if not files and (path / "diffs").is_dir():
+        path = path / "diffs"
+        files = sorted(path.glob("*.jsonl"))
+    count = 0
+    for file in files:
+        with file.open("rb") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UsageError(f"{file}:{n}: not JSON: {exc}") from None
+                count += 1
+    if not count:
+        raise UsageError(f"{path}: no diff records (*.jsonl)")
+
+
+def read_diffs_topic(bootstrap: str, topic: str, options: dict[str, str]) -> Iterator[dict]:
+    """Every committed record of a diffs topic, from the beginning to the end offsets seen at start."""
+    from streaming.kafka.consumer import iter_to_end
+
+    for message in iter_to_end(bootstrap, topic, options, missing_ok=False):
+        yield json.loads(message.value)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kafka.errors import KafkaError
+
+    from whatif.report import write_report
+
+    if (args.diffs_dir is None) == (args.bootstrap is None):
+        raise UsageError("give either DIFFS_DIR or --bootstrap HOST:PORT (with --diffs-topic)")
+    if args.diffs_dir is not None:
+        records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
+    else:
+        records = read_diffs_topic(args.bootstrap, args.diffs_topic, client_options(args.kafka_option, args.bootstrap))
+    counted = _Counting(records)
+    try:
+        write_report(counted, args.out)
+    except ValueError as exc:  # bad records, a missing topic
+        raise UsageError(str(exc)) from None
+    except (KafkaError, TimeoutError) as exc:
+        print(f"rebalance report: cannot read {args.diffs_topic} at {args.bootstrap}: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"rebalance report: {counted.count} diff records -> {args.out}", file=sys.stderr)
+    return 0
+
+
+class _Counting:
+    """Pass records through, counting them (and showing progress on long inputs)."""
+
+    def __init__(self, records: Iterable[dict]) -> None:
+        self.records = records
+        self.count = 0
+
+    def __iter__(self) -> Iterator[dict]:
+        for rec in self.records:
+            self.count += 1
+            if self.count % 100_000 == 0:
+                print(f"  {self.count:,} diff records read", file=sys.stderr)
+            yield rec

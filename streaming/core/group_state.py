@@ -1,0 +1,172 @@
+"""The per-group state machine: (state blob, events) -> (new state blob, diff records, dead letters).
+
+A pure function over plain data, so the Spark adapter, the local loop and the tests share it. The rules
+users rely on are in docs/events-and-diffs.md:
+
+* events apply in source order (`SourceRecord.order`); an invalid event becomes a dead letter and
+  changes nothing;
+* each event that changes membership, subscriptions, or the metadata of a subscribed topic triggers one
+  rebalance per configured strategy, called with members in first-join order, topics in the order the
+  group first learnt their metadata, and every member's owned partitions/generation from the last round
+  it took part in (departed members are remembered, bounded, so a returning member id carries them);
+* a static member replaced by a new member id (same `instance_id`) hands over its place, assignments
+  and generations without a rebalance; a `replace` record tells diff readers about the new id;
+* cooperative-sticky rounds that withhold partitions are followed at once by follow-up rounds.
+
+One event is applied in four steps (`apply_event`): validate it and work out the group's next shape
+(`shape`), relay the partitions and members onto it (`layout`), play each strategy's rounds (`rounds`),
+and remember the members that left.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from streaming.core.config import Limits, PipelineConfig
+from streaming.core.events import DeleteTopic, Event, InvalidEvent, Join, Leave, Partitions, Subscribe, parse_event
+from streaming.core.layout import Relayout, new_partitions, relayout
+from streaming.core.records import Emitter, OutputRecord, SourceRecord
+from streaming.core.rounds import StrategyRounds
+from streaming.core.shape import GroupShape, next_shape
+from streaming.core.state_codec import DepartedMember, GroupState, StrategyState, decode, encode
+
+log = logging.getLogger(__name__)
+
+
+def step(
+    group: str, state: bytes | None, records: Sequence[SourceRecord], config: PipelineConfig, now_ms: int
+) -> tuple[bytes | None, list[OutputRecord]]:
+    """Apply one group's records (sorted here by `.order`) to its state blob.
+
+    Returns the new blob (None: the group has no state) and the output records in order. `group == ""`
+    is the dead-letter lane: every record becomes a dead letter and nothing is stored.
+    """
+    current, dirty, out = step_state(group, decode(state) if state is not None else None, records, config, now_ms)
+    if current is None:
+        return None, out
+    return (encode(current) if dirty else state), out
+
+
+def step_state(
+    group: str, current: GroupState | None, records: Sequence[SourceRecord], config: PipelineConfig, now_ms: int
+) -> tuple[GroupState | None, bool, list[OutputRecord]]:
+    """`step` over a decoded state, for callers that keep states in memory between calls (the local loop
+    encodes each group once at the end instead of once per batch). Returns (state, whether it differs from
+    the one passed in, output records); `current` itself is never modified beyond strategy alignment."""
+    ordered = sorted(records, key=lambda r: r.order)
+    limits = config.limits
+    out: list[OutputRecord] = []
+    dirty = current is not None and _align_strategies(current, config.strategies)
+    for rec in ordered:
+        emit = Emitter(group, rec, now_ms, limits, out)
+        try:
+            event = parse_event(rec.value, limits)
+            if not group:
+                raise InvalidEvent("record was routed without a group id", event.group)
+            if event.group != group:
+                raise InvalidEvent(f"event group {event.group!r} differs from the record's group {group!r}",
+                                   event.group)
+            base = current if current is not None else _empty_state(config.strategies)
+            changed = apply_event(base, event, config, emit)
+        except InvalidEvent as exc:
+            emit.discard()
+            emit.dead_letter(exc.reason, exc.group)
+            continue
+        except Exception as exc:  # a bug must not stop the stream nor corrupt the state: the event is parked
+            log.exception("internal error on %s", rec.source)
+            emit.discard()
+            emit.dead_letter(f"internal error: {type(exc).__name__}: {exc}", group or None)
+            continue
+        if changed is not None:
+            current, dirty = changed, True
+    if current is None or not group:
+        return None, dirty, out
+    return current, dirty, out
+
+
+def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitter) -> GroupState | None:
+    """One valid-looking event applied to `old` (left untouched): the new state, or None when nothing
+    changed. Raises `InvalidEvent` before emitting anything when the event does not fit the group."""
+    shape = next_shape(old, ev, config.limits)  # 1. validate; the group's next shape
+    parts = new_partitions(old, shape)
+    rebalance = shape.membership_changed or shape.subscribed_metadata_changed()
+    if not (rebalance or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
+        return None
+    lay = relayout(old, shape, parts)  # 2. the layout change
+    rounds = StrategyRounds(old, shape, lay, config, emit, _cause(ev, shape, emit.rec.source),
+                            ev.ts if ev.ts is not None else emit.rec.timestamp_ms)
+    strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
+                  for name in config.strategies}
+    return GroupState(
+        topics=shape.topics,
+        sizes=parts.sizes,
+        rack_names=shape.rack_names if parts.rack_bits is not None else [],
+        rack_bits=parts.rack_bits,
+        members=shape.members,
+        strategies=strategies,
+        departed=_departed(old, shape, lay, config.limits),  # 4. remember who left
+    )
+
+
+def _cause(ev: Event, shape: GroupShape, source: dict) -> dict[str, Any]:
+    """The `cause` of a diff record: the event that triggered the round, and where it came from."""
+    kind = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
+            DeleteTopic: "delete_topic"}[type(ev)]
+    cause: dict[str, Any] = {"type": kind}
+    if isinstance(ev, (Join, Leave, Subscribe)):
+        cause["member"] = ev.member
+    if shape.replaced is not None:
+        cause["replaced"] = shape.replaced[1]
+    if isinstance(ev, DeleteTopic):
+        cause["topic"] = ev.topic
+    cause["source"] = source
+    return cause
+
+
+def _departed(old: GroupState, shape: GroupShape, lay: Relayout, limits: Limits) -> dict[str, DepartedMember]:
+    """Departed members after the event: returning ones forgotten, leavers remembered with what each
+    strategy gave them (layout-free keys) and their generations, the oldest forgotten beyond the limits."""
+    departed = dict(old.departed)
+    for mid in [c for c in shape.carry if isinstance(c, str)]:
+        departed.pop(mid, None)
+    if shape.replaced is not None:
+        departed.pop(shape.members[shape.replaced[0]].id, None)
+    for j in lay.leavers:
+        gone = old.members[j].id
+        departed.pop(gone, None)
+        departed[gone] = DepartedMember(
+            gone,
+            {name: int(st.member_generation[j]) for name, st in old.strategies.items()},
+            {name: lay.old_keys[st.owner == j] for name, st in old.strategies.items()},
+        )
+    total = sum(a.size for d in departed.values() for a in d.owned.values())
+    while departed and (len(departed) > limits.max_departed_members or total > limits.max_departed_partitions):
+        oldest = departed.pop(next(iter(departed)))  # it would then rejoin as a new member
+        total -= sum(a.size for a in oldest.owned.values())
+    return departed
+
+
+def _empty_state(strategies: Sequence[str]) -> GroupState:
+    state = GroupState()
+    _align_strategies(state, strategies)
+    return state
+
+
+def _align_strategies(state: GroupState, strategies: Sequence[str]) -> bool:
+    """Keep exactly the configured strategies (a strategy added later starts with no assignment)."""
+    if list(state.strategies) == list(strategies):
+        return False
+    old = state.strategies
+    state.strategies = {
+        name: old.get(name)
+        or StrategyState(0, np.full(state.num_partitions, -1, np.int32), np.full(len(state.members), -1, np.int32))
+        for name in strategies
+    }
+    for d in state.departed.values():
+        d.owned = {name: keys for name, keys in d.owned.items() if name in state.strategies}
+        d.generations = {name: g for name, g in d.generations.items() if name in state.strategies}
+    return True

@@ -1,0 +1,65 @@
+"""What goes in and out of the state machine: source records, output records and their kinds.
+
+Each output kind goes to a topic (`serve`) or a directory (`replay`) of its own; the Spark job routes by
+`OutputRecord.kind`, so the names are declared here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from streaming.core.config import Limits
+from streaming.core.diffs import dead_letter_record, diff_records
+
+DIFF = "diff"
+DEAD_LETTER = "dead-letter"
+KINDS = (DIFF, DEAD_LETTER)
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One input record, with where it came from."""
+
+    value: bytes | None
+    key: bytes | None
+    source: dict  # {"topic", "partition", "offset"} for Kafka, {"file", "line"} (1-based) for JSONL logs
+    order: tuple[int, int]  # (kafka partition, offset) or (file index, line)
+    timestamp_ms: int | None  # Kafka record timestamp (None for files)
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One output record for the diffs sink or the dead-letter sink."""
+
+    kind: str  # DIFF or DEAD_LETTER
+    key: str  # group id ("" if unknown)
+    value: bytes  # UTF-8 JSON
+    order: tuple[int, int, int]  # (source order..., seq within that source record)
+
+
+class Emitter:
+    """Collects one source record's outputs, numbered in emission order so they sort after the record."""
+
+    def __init__(self, group: str, rec: SourceRecord, now_ms: int, limits: Limits, out: list[OutputRecord]):
+        self.group, self.rec, self.now_ms, self.limits, self.out = group, rec, now_ms, limits, out
+        self.start = len(out)
+
+    def _add(self, kind: str, value: bytes) -> None:
+        seq = len(self.out) - self.start
+        self.out.append(OutputRecord(kind, self.group, value, (*self.rec.order, seq)))
+
+    def discard(self) -> None:
+        """Forget what this record emitted so far (it turned out invalid)."""
+        del self.out[self.start:]
+
+    def dead_letter(self, reason: str, group: str | None) -> None:
+        self._add(DEAD_LETTER, dead_letter_record(
+            group=group, reason=reason, source=self.rec.source, original=self.rec.value,
+            event_ts=self.rec.timestamp_ms, emitted_ts=self.now_ms, max_bytes=self.limits.max_record_bytes,
+        ))
+
+    def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None) -> None:
+        tail = {**metrics, "event_ts": event_ts, "emitted_ts": self.now_ms}
+        for value in diff_records(head, changes, tail, self.limits.max_record_bytes):
+            self._add(DIFF, value)

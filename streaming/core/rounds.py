@@ -1,0 +1,174 @@
+"""Step 3 of an event: one strategy's rebalance rounds, as a real group of that strategy would run them.
+
+Eager strategies run one round in which every member gives up everything it held; cooperative-sticky runs a
+revoke round and, when it withheld partitions that a member brought in, follow-up rounds until the group
+settles; the KIP-848 broker-side strategies run one round and revoke only the partitions that move. Each
+round calls the assignor with every member's owned partitions (in Kafka's sorted order) and generation, and
+emits one diff record per round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from assignors import GroupSpec, assign_spec
+from streaming.core.config import PipelineConfig
+from streaming.core.diffs import build_metrics, member_changes
+from streaming.core.layout import Relayout, move, owner_of, translate
+from streaming.core.records import Emitter
+from streaming.core.shape import GroupShape
+from streaming.core.state_codec import GroupState, StrategyState
+
+COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
+INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+
+
+@dataclass
+class _Round:
+    head: dict[str, Any]
+    changes: dict
+    metrics: dict[str, Any]
+
+
+class StrategyRounds:
+    """What every strategy's rounds for one event share; `run` plays one strategy's rounds."""
+
+    def __init__(self, old: GroupState, shape: GroupShape, lay: Relayout, config: PipelineConfig, emit: Emitter,
+                 cause: dict[str, Any], event_ts: int | None) -> None:
+        self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
+        self.cause, self.event_ts = cause, event_ts
+
+    def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
+        """One strategy's replacement record and rounds for this event; its new state."""
+        lay = self.lay
+        prev_old = st.owner
+        prev_new = move(translate(prev_old, lay.remap), lay.old_to_new, lay.num_partitions, -1)
+        prev_union = (prev_new if lay.union_is_new else
+                      move(translate(prev_old, lay.to_union), lay.old_to_union, int(lay.union_sizes.sum()), -1))
+        if self.shape.replaced is not None:
+            self._replace_record(name, st.generation, prev_union, prev_new)
+        if not rebalance:
+            return StrategyState(st.generation, prev_new, st.member_generation.copy())
+        rounds: list[_Round] = []
+        generation = st.generation
+        owner, owner_gen = prev_new, None
+        while True:
+            owned, gens = self._owned(name, st, owner, owner_gen)
+            new_owner = self._assign(name, owned, gens)
+            generation += 1
+            first = not rounds
+            if first:
+                new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
+                changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
+                                                            lay.union_sizes)
+                paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
+            else:
+                changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
+                                                            lay.sizes)
+                paused = revoked
+            metrics = build_metrics(owner if not first else prev_new, new_owner, lay.partition_topic,
+                                    lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
+                                    optimality=self.config.optimality)
+            phase = "eager" if name not in COOPERATIVE else "revoke" if first else "followup"
+            head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
+                    "cause": self.cause}
+            rounds.append(_Round(head, changes, metrics))
+            owner, owner_gen = new_owner, generation
+            if name not in COOPERATIVE or not (_withheld(owned, new_owner) or (first and self._stale_claims(name))):
+                break
+            if len(rounds) > self.config.limits.max_followup_rounds:
+                rounds[-1].metrics["unconverged"] = True
+                break
+        for r in rounds:
+            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+        return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
+
+    def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
+               generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation."""
+        lay = self.lay
+        m_new = len(lay.member_ids)
+        who = owner[lay.ids_by_name]
+        sel = who >= 0
+        ids, who = lay.ids_by_name[sel], who[sel]
+        if name in COOPERATIVE:  # a cooperative consumer revokes unsubscribed topics before it rejoins
+            keep = lay.subscribed[who, lay.partition_topic[ids]]
+            ids, who = ids[keep], who[keep]
+        order = np.argsort(who, kind="stable")
+        bounds = np.searchsorted(who[order], np.arange(m_new + 1))
+        ids = ids[order]
+        owned = [ids[bounds[i]:bounds[i + 1]] for i in range(m_new)]
+        if generation is not None:
+            return owned, np.full(m_new, generation, dtype=np.int64)
+        gens = np.full(m_new, -1, dtype=np.int64)
+        for i, c in enumerate(self.shape.carry):
+            if isinstance(c, int):
+                gens[i] = st.member_generation[c]
+            elif isinstance(c, str):
+                gone = self.old.departed[c]
+                keys = gone.owned.get(name)
+                if keys is None or lay.sizes.size == 0:
+                    continue
+                gens[i] = gone.generations[name]
+                t, p = keys >> 32, keys & 0xFFFFFFFF
+                ok = (t < lay.sizes.size) & (p < lay.sizes[np.minimum(t, lay.sizes.size - 1)])
+                gids = lay.starts[t[ok]] + p[ok]
+                if name in COOPERATIVE:
+                    gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
+                owned[i] = gids[np.argsort(lay.name_rank[gids], kind="stable")]
+        return owned, gens
+
+    def _stale_claims(self, name: str) -> bool:
+        """Whether a member still reports partitions that no longer exist (a deleted topic it still
+        subscribes to): Kafka's consumer sees them revoked by the round and rejoins at once."""
+        lay = self.lay
+        owner = self.old.strategies[name].owner
+        gone = (lay.old_to_new < 0) & (owner >= 0)
+        pairs = {(m, t) for m, t in zip(lay.remap[owner[gone]].tolist(), (lay.old_keys[gone] >> 32).tolist(),
+                                         strict=True) if m >= 0}
+        for i, c in enumerate(self.shape.carry):
+            if isinstance(c, str):
+                keys = self.old.departed[c].owned.get(name, np.zeros(0, np.int64))
+                topic = keys >> 32
+                pairs.update((i, t) for t in np.unique(topic[(keys & 0xFFFFFFFF) >= lay.sizes[topic]]).tolist())
+        members, topics = self.shape.members, self.shape.topics
+        return any(topics[t] in members[i].topics for i, t in pairs)
+
+    def _assign(self, name: str, owned: list[np.ndarray], gens: np.ndarray) -> np.ndarray:
+        lay, members = self.lay, self.shape.members
+        spec = GroupSpec(
+            topic_names=lay.live_names,
+            topic_sizes=lay.sizes[lay.sizes > 0],
+            member_ids=lay.member_ids,
+            subscriptions=[m.topics for m in members],
+            member_topics=lay.member_topics,
+            owned=owned,
+            generations=gens,
+            racks=[m.rack for m in members],
+            instance_ids=[m.instance_id for m in members],
+            rack_names=self.shape.rack_names if lay.rack_bits is not None else [],
+            partition_rack_bits=lay.rack_bits,
+        )
+        return owner_of(assign_spec(name, spec), lay.num_partitions)
+
+    def _replace_record(self, name: str, generation: int, prev_union: np.ndarray, prev_new: np.ndarray) -> None:
+        """A static replacement moves the old id's partitions to the new id: no round, but diff readers
+        replaying `changes` must learn of it."""
+        lay = self.lay
+        index, old_id = self.shape.replaced  # type: ignore[misc]
+        before = np.where(prev_union == index, len(lay.union_ids), prev_union)
+        changes, assigned, revoked = member_changes(before, prev_union, [*lay.union_ids, old_id], self.shape.topics,
+                                                    lay.union_sizes)
+        metrics = build_metrics(prev_new, prev_new, lay.partition_topic, lay.subscribed,
+                                assigned=assigned, revoked=revoked, paused=0, optimality=self.config.optimality)
+        head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
+                "cause": self.cause}
+        self.emit.diff(head, changes, metrics, self.event_ts)
+
+
+def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
+    """Whether some member lost a partition it brought in (it revokes and rejoins at once)."""
+    return any(bool(np.any(new_owner[ids] != i)) for i, ids in enumerate(owned) if ids.size)

@@ -1,0 +1,154 @@
+"""Step 1 of an event: validate it against the group and work out the group's next shape.
+
+The shape is what the event says the group looks like next — topics and their partition counts, replica
+racks, members in first-join order — plus what changed, which decides whether the strategies rebalance.
+Judging the event here, before any assignment, means an invalid event changes nothing: `next_shape`
+raises `InvalidEvent` and the old state stays as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from streaming.core.config import Limits
+from streaming.core.events import DeleteTopic, Event, InvalidEvent, Join, Leave, Metadata, Partitions, Subscribe
+from streaming.core.state_codec import GroupState, MemberState
+
+
+@dataclass
+class GroupShape:
+    """The group after one event, before any assignment."""
+
+    topics: list[str]  # first-learnt order; a deleted topic keeps its place with size 0
+    sizes: list[int]
+    topic_index: dict[str, int]
+    rack_names: list[str]
+    rack_updates: dict[int, list[list[str]]]  # topic index -> replica racks per partition, as the event gave them
+    members: list[MemberState]  # first-join order
+    carry: list[int | str | None]  # per member: its old index, the departed id it returns as, or None (new)
+    replaced: tuple[int, str] | None = None  # (index, old member id) of a static member's replacement
+    membership_changed: bool = False
+    metadata_changed: set[int] = field(default_factory=set)  # topic indices whose count or racks changed
+
+    def subscribed_metadata_changed(self) -> bool:
+        """Whether a topic somebody subscribes to changed (that rebalances the group; others do not)."""
+        if not self.metadata_changed:
+            return False
+        changed = {self.topics[t] for t in self.metadata_changed}
+        return any(not changed.isdisjoint(topics) for topics in {id(m.topics): m.topics for m in self.members}.values())
+
+
+def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
+    """The shape of `old` after `ev`; `InvalidEvent` when the event does not fit the group."""
+    shape = GroupShape(
+        topics=list(old.topics), sizes=old.sizes.tolist(), topic_index={t: i for i, t in enumerate(old.topics)},
+        rack_names=list(old.rack_names), rack_updates={}, members=list(old.members),
+        carry=list(range(len(old.members))),
+    )
+    if isinstance(ev, Join):
+        if ev.metadata is not None:
+            _metadata(shape, ev.metadata, ev.group, limits)
+        _join(shape, old, ev, limits)
+    elif isinstance(ev, Leave):
+        i = _known(shape, ev.member, "leave", ev.group)
+        del shape.members[i], shape.carry[i]
+        shape.membership_changed = True
+    elif isinstance(ev, Subscribe):
+        i = _known(shape, ev.member, "subscribe", ev.group)
+        cur = shape.members[i]
+        if cur.topics != ev.topics:
+            shape.members[i] = MemberState(cur.id, ev.topics, cur.rack, cur.instance_id)
+            shape.membership_changed = True
+    elif isinstance(ev, Partitions):
+        _metadata(shape, ev.metadata, ev.group, limits)
+    elif isinstance(ev, DeleteTopic):
+        i = shape.topic_index.get(ev.topic)
+        if i is None or shape.sizes[i] == 0:
+            raise InvalidEvent(f"delete_topic of unknown topic {ev.topic!r}", ev.group)
+        shape.sizes[i] = 0
+        shape.metadata_changed.add(i)
+    return shape
+
+
+def _metadata(shape: GroupShape, md: Metadata, group: str, limits: Limits) -> None:
+    for topic, count in md.partitions.items():
+        i = shape.topic_index.get(topic)
+        if i is None:
+            if len(shape.topics) >= limits.max_topics_per_group:
+                raise InvalidEvent(f"group already knows {len(shape.topics)} topics, the limit "
+                                   f"(max_topics_per_group)", group)
+            shape.topic_index[topic] = len(shape.topics)
+            shape.topics.append(topic)
+            shape.sizes.append(0)
+            i = len(shape.topics) - 1
+        if count < shape.sizes[i]:
+            raise InvalidEvent(f"field 'partitions.{topic}': topic cannot shrink from {shape.sizes[i]} to "
+                               f"{count} partitions", group)
+        if count != shape.sizes[i]:
+            shape.sizes[i] = count
+            shape.metadata_changed.add(i)
+    total = sum(shape.sizes)
+    if total > limits.max_partitions_per_group:
+        raise InvalidEvent(f"group would have {total} partitions, above the limit of "
+                           f"{limits.max_partitions_per_group}", group)
+    known = set(shape.rack_names)
+    for topic, rows in md.partition_racks.items():
+        i = shape.topic_index.get(topic)
+        if i is None or shape.sizes[i] == 0:
+            raise InvalidEvent(f"field 'partition_racks.{topic}': topic has no partition count", group)
+        if len(rows) > shape.sizes[i]:
+            raise InvalidEvent(f"field 'partition_racks.{topic}': {len(rows)} entries for "
+                               f"{shape.sizes[i]} partitions", group)
+        for row in rows:
+            for rack in row:
+                if rack not in known:
+                    if len(shape.rack_names) >= limits.max_racks_per_group:
+                        raise InvalidEvent(f"field 'partition_racks.{topic}': more than "
+                                           f"{limits.max_racks_per_group} distinct racks in the group", group)
+                    known.add(rack)
+                    shape.rack_names.append(rack)
+        shape.rack_updates[i] = rows
+
+
+def _member_index(shape: GroupShape) -> dict[str, int]:
+    return {m.id: i for i, m in enumerate(shape.members)}
+
+
+def _known(shape: GroupShape, member: str, what: str, group: str) -> int:
+    i = _member_index(shape).get(member)
+    if i is None:
+        raise InvalidEvent(f"{what} of unknown member {member!r}", group)
+    return i
+
+
+def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
+    members = shape.members
+    me = _member_index(shape).get(ev.member)
+    holder = None
+    if ev.instance_id is not None:
+        holder = next((i for i, m in enumerate(members) if m.instance_id == ev.instance_id), None)
+    if holder is not None and holder != me:
+        if me is not None:
+            raise InvalidEvent(f"instance_id {ev.instance_id!r} is held by member {members[holder].id!r} "
+                               f"while member {ev.member!r} is in the group", ev.group)
+        replaced = members[holder]
+        members[holder] = MemberState(ev.member, replaced.topics, replaced.rack, replaced.instance_id)
+        shape.replaced = (holder, replaced.id)
+        me = holder
+    # members usually share subscriptions: keep one tuple object per distinct list (cheap caching by id)
+    topics = next((m.topics for m in members if m.topics == ev.topics), ev.topics)
+    if me is None:
+        if len(members) >= limits.max_members_per_group:
+            raise InvalidEvent(f"group already has {len(members)} members, the limit "
+                               f"(max_members_per_group)", ev.group)
+        members.append(MemberState(ev.member, topics, ev.rack, ev.instance_id))
+        shape.carry.append(ev.member if ev.member in old.departed else None)
+        shape.membership_changed = True
+        return
+    cur = members[me]
+    if cur.instance_id != ev.instance_id:
+        raise InvalidEvent(f"member {ev.member!r} is in the group with instance_id {cur.instance_id!r}; "
+                           f"a rejoin cannot change it to {ev.instance_id!r}", ev.group)
+    if cur.topics != topics or cur.rack != ev.rack:
+        members[me] = MemberState(cur.id, topics, ev.rack, cur.instance_id)
+        shape.membership_changed = True

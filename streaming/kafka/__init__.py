@@ -1,0 +1,1 @@
+"""Kafka client plumbing: client options, topic creation, read_committed reading, the loader, the local broker."""

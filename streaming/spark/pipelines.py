@@ -1,0 +1,103 @@
+"""The job's two runs: the service (events topic -> Kafka, exactly once) and a replay (JSONL log -> files).
+
+Both are `job.build_pipeline` between a source and a sink; the commands, the demo, the benchmarks and the
+tests start them through these functions so that every caller runs the same query.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from streaming.core.config import PipelineConfig
+from streaming.core.records import DEAD_LETTER, DIFF
+from streaming.kafka.topics import ServeTopics
+from streaming.spark.job import await_query, build_pipeline, start_query
+from streaming.spark.jsonl_sink import read_records
+
+DEFAULT_TOPICS = ServeTopics()
+REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter"}  # a replay's output kinds = subdirectories of --out
+
+
+def start_serve(
+    spark: SparkSession,
+    bootstrap: str,
+    config: PipelineConfig,
+    *,
+    checkpoint: str | os.PathLike[str],
+    topics: ServeTopics = DEFAULT_TOPICS,
+    once: bool = False,
+    max_events_per_batch: int | None = None,
+    kafka_options: Mapping[str, str] | None = None,
+) -> StreamingQuery:
+    """Start the service's streaming query (topics must exist); the caller waits for or stops it.
+
+    The source reads the events topic from the earliest offset on a new checkpoint; `once` processes what
+    is there when it starts, then stops (Trigger.AvailableNow)."""
+    client = {f"kafka.{k}": v for k, v in (kafka_options or {}).items()}
+    client["kafka.bootstrap.servers"] = bootstrap
+    reader = (spark.readStream.format("rebalance-kafka").options(**client)
+              .option("subscribe", topics.events).option("startingOffsets", "earliest"))
+    if max_events_per_batch:
+        reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
+    output = build_pipeline(spark, reader.load(), config, {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter},
+                            source="kafka")
+    return start_query(output, "rebalance-kafka-eos", client, str(checkpoint), once=once)
+
+
+def serve_events(spark: SparkSession, bootstrap: str, config: PipelineConfig, *, progress=sys.stderr,
+                 **kwargs: Any) -> int:
+    """`start_serve` and wait for it (with `once=True`: until caught up); returns the events read."""
+    return await_query(start_serve(spark, bootstrap, config, **kwargs), "serve", out=progress)
+
+
+def _fresh(checkpoint: Path) -> bool:
+    return not (checkpoint / "commits").is_dir() or not any((checkpoint / "commits").iterdir())
+
+
+def replay_log(
+    spark: SparkSession,
+    log: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    config: PipelineConfig,
+    *,
+    max_events_per_batch: int | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    progress=sys.stderr,
+) -> int:
+    """Run the pipeline over `log` until every line is processed; returns the number of events read.
+
+    Without `checkpoint` every run starts from the first line (a temporary checkpoint, earlier batch files
+    removed); with one it resumes."""
+    out = Path(out)
+    own = checkpoint is None
+    ckpt = Path(tempfile.mkdtemp(prefix="rebalance-replay-ckpt-")) if own else Path(checkpoint)
+    try:
+        if _fresh(ckpt):  # a new run: batch ids restart at 0, so earlier batch files would mix in
+            for directory in REPLAY_DIRS.values():
+                for f in (out / directory).glob("batch-*.jsonl"):
+                    f.unlink()
+        reader = (spark.readStream.format("rebalance-jsonl").option("path", str(log))
+                  .option("maxEventBytes", str(config.limits.max_event_bytes)))
+        if max_events_per_batch:
+            reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
+        output = build_pipeline(spark, reader.load(), config, REPLAY_DIRS, source="files")
+        query = start_query(output, "rebalance-files", {"path": str(out)}, str(ckpt), once=True)
+        return await_query(query, "replay", out=progress)
+    finally:
+        if own:
+            shutil.rmtree(ckpt, ignore_errors=True)
+
+
+def read_output(out: str | os.PathLike[str], kind: str = DIFF) -> list[dict[str, Any]]:
+    """The records a replay wrote for `kind` (`DIFF` or `DEAD_LETTER`), in batch order."""
+    return [json.loads(line) for line in read_records(Path(out) / REPLAY_DIRS[kind])]
