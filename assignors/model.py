@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from assignors.javaorder import java_string_key
 from assignors.pairs import CACHE, RESULTS
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +222,8 @@ def _first_occurrences(ids: np.ndarray) -> np.ndarray:
 def _check_str(value: object, where: str) -> str:
     if type(value) is not str and not isinstance(value, str):
         raise ValueError(f"{where}: expected a string, got {type(value).__name__}")
+    if not value.isascii() and _SURROGATE.search(value):  # Kafka's strings travel as UTF-8, which has none
+        raise ValueError(f"{where}: {value!r} contains an unpaired UTF-16 surrogate")
     return value
 
 
@@ -228,6 +233,14 @@ def _check_int(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{where}: expected an integer, got {type(value).__name__}")
     return int(value)
+
+
+def _check_int32(value: object, where: str) -> int:
+    """Kafka's generation ids and partition counts are int32 on the wire."""
+    number = _check_int(value, where)
+    if not INT32_MIN <= number <= INT32_MAX:
+        raise ValueError(f"{where}: {number} is outside Kafka's 32-bit range")
+    return number
 
 
 def build_spec(
@@ -248,7 +261,7 @@ def build_spec(
     sizes: list[int] = []
     for name, count in topics.items():
         _check_str(name, "topics")
-        count = _check_int(count, f"topics[{name!r}]")
+        count = _check_int32(count, f"topics[{name!r}]")
         if count < 0:
             raise ValueError(f"topics[{name!r}]: partition count must be >= 0, got {count}")
         if count > 0:
@@ -280,7 +293,7 @@ def build_spec(
             indices = np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32)
             indices.flags.writeable = False  # shared by every member with this subscription
             known = seen_subscriptions[key] = (subs, indices)
-        gen = _check_int(m.generation, f"{where}.generation")
+        gen = _check_int32(m.generation, f"{where}.generation")
         if m.rack is not None:
             _check_str(m.rack, f"{where}.rack")
         if m.instance_id is not None:
