@@ -11,9 +11,14 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from streaming.cli.usage import EXIT_USAGE, UsageError
+from streaming.cli.usage import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CommandFailure, UsageError
 
 DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
+INTERRUPTED = {  # what Ctrl-C leaves behind, per command
+    "serve": "the next start with the same --checkpoint resumes after the last completed batch",
+    "replay": "with --checkpoint, the next run resumes after the last completed batch",
+    "load": "the lines produced so far stay in the topic (loading again duplicates them)",
+}
 
 
 def _kafka_options(p: argparse.ArgumentParser) -> None:
@@ -109,6 +114,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"rebalance {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except CommandFailure as exc:
+        print(f"rebalance {args.command}: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        hint = INTERRUPTED.get(args.command)
+        print(f"rebalance {args.command}: interrupted{f'; {hint}' if hint else ''}", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -6,15 +6,28 @@ check that several commands make is written here once.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 EXIT_USAGE = 2  # bad usage or unreadable/invalid input
 EXIT_FAILURE = 1  # a runtime failure (a broker that cannot be reached, ...)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 
 class UsageError(Exception):
     """Bad usage or input the user must fix; printed as one line, exit code 2."""
+
+
+class CommandFailure(Exception):
+    """A runtime failure with its cause and the next step (a broker that cannot be reached, ...); printed as
+    one line, exit code 1."""
+
+
+def kafka_unreachable(bootstrap: str, exc: BaseException) -> CommandFailure:
+    detail = str(exc) or type(exc).__name__
+    return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check --bootstrap and that the broker "
+                          "is up")
 
 
 def pipeline_config(strategies: str) -> Any:
@@ -57,4 +70,35 @@ def check_readable(path: str | Path) -> Path:
         raise UsageError(f"{path}: is a directory") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return p
+
+
+def check_writable_dir(path: str | Path, option: str) -> Path:
+    """A directory the command will write into (created if missing), or a usage error naming the option."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {path}: not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+    return p
+
+
+def check_writable_file(path: str | Path, option: str) -> Path:
+    """A file the command will write at the end: its directory must exist and take a new file now, so a long
+    run does not end in an error."""
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{option} {path}: is a directory")
+    parent = p.parent
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: directory {parent} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
     return p

@@ -220,10 +220,12 @@ def dead_letter_record(
     event_ts: int | None,
     emitted_ts: int,
     max_bytes: int,
+    original_bytes: int | None = None,
 ) -> bytes:
     """A dead letter: reason, original bytes (UTF-8 text, else base64) and where they came from.
 
-    An original too large for one record is cut to a prefix, with `original_bytes` giving its full size.
+    An original too large for one record is cut to a prefix, with `original_bytes` giving its full size;
+    `original_bytes` is passed in when `original` is already a prefix (an over-long line, `core.lines`).
     """
     record: dict[str, Any] = {"group": group, "reason": reason, "source": source,
                               "event_ts": event_ts, "emitted_ts": emitted_ts}
@@ -231,6 +233,9 @@ def dead_letter_record(
         record["original"] = None
         return dumps(record)
     original = bytes(original)
+    size = len(original) if original_bytes is None else max(original_bytes, len(original))
+    if size > len(original):
+        original = _whole_characters(original)
     room = max_bytes - len(dumps(record)) - 256
     try:
         text = original.decode("utf-8")
@@ -243,7 +248,17 @@ def dead_letter_record(
             cut_text = cut_text[: len(cut_text) * 2 // 3]
         record["original"] = cut_text
         cut = cut_text.encode("utf-8")
-    if len(cut) < len(original):
-        record["original_bytes"] = len(original)
+    if len(cut) < size:
+        record["original_bytes"] = size
         record["truncated"] = True
     return dumps(record)
+
+
+def _whole_characters(prefix: bytes) -> bytes:
+    """A cut UTF-8 text without the partial character its cut may end in (so it still reads as text)."""
+    try:
+        prefix.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.end == len(prefix) and len(prefix) - exc.start < 4:
+            return prefix[:exc.start]
+    return prefix

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from streaming.core import jsontext
 from streaming.core.config import Limits
 
 _DEFAULT_LIMITS = Limits()
@@ -79,19 +80,22 @@ class DeleteTopic:
 Event = Join | Leave | Subscribe | Partitions | DeleteTopic
 
 
-def _load_object(value: bytes | None, max_event_bytes: int) -> dict[str, Any]:
+def _load_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
+    """The event's JSON object; `size` is the original's length when `value` is a prefix of it."""
     if value is None:
         raise InvalidEvent("record has no value")
-    if len(value) > max_event_bytes:
-        raise InvalidEvent(f"event of {len(value)} bytes exceeds the limit of {max_event_bytes} bytes")
+    size = len(value) if size is None else size
+    if size > max_event_bytes:
+        raise InvalidEvent(f"event of {size} bytes exceeds the limit of {max_event_bytes} bytes")
     try:
         text = bytes(value).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidEvent(f"not UTF-8: {exc}") from None
     try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise InvalidEvent("invalid JSON: nested too deeply") from None
+        obj = jsontext.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = "; one JSON object per line is expected (pretty-printed JSON?)" if _pretty_printed(text) else ""
+        raise InvalidEvent(f"invalid JSON: {exc}{hint}") from None
     except ValueError as exc:
         raise InvalidEvent(f"invalid JSON: {exc}") from None
     if not isinstance(obj, dict):
@@ -99,7 +103,14 @@ def _load_object(value: bytes | None, max_event_bytes: int) -> dict[str, Any]:
     return obj
 
 
-def group_key(value: bytes | None, key: bytes | None, *, max_event_bytes: int = _DEFAULT_LIMITS.max_event_bytes,
+def _pretty_printed(text: str) -> bool:
+    """Whether a line looks like a piece of JSON spread over lines: a lone bracket or a `"key": value,`."""
+    s = text.strip()
+    return s in ("{", "[", "}", "]", "},", "],") or (s.startswith('"') and s.endswith((",", "{", "[")))
+
+
+def group_key(value: bytes | None, key: bytes | None, *, size: int | None = None,
+              max_event_bytes: int = _DEFAULT_LIMITS.max_event_bytes,
               max_name_chars: int = _DEFAULT_LIMITS.max_name_chars) -> str:
     """The event's group id for Spark's `groupBy`, or "" (the dead-letter lane). Never raises.
 
@@ -108,7 +119,7 @@ def group_key(value: bytes | None, key: bytes | None, *, max_event_bytes: int = 
     """
     del key  # routing is by the value; the parameter keeps the adapter's call site uniform
     try:
-        group = _load_object(value, max_event_bytes).get("group")
+        group = _load_object(value, max_event_bytes, size).get("group")
     except Exception:
         return ""
     if isinstance(group, str) and 0 < len(group) <= max_name_chars and _is_text(group):
@@ -116,9 +127,11 @@ def group_key(value: bytes | None, key: bytes | None, *, max_event_bytes: int = 
     return ""
 
 
-def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS) -> Event:
-    """One validated event, or `InvalidEvent` with the reason (and the group when it is known)."""
-    obj = _load_object(value, limits.max_event_bytes)
+def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS, size: int | None = None) -> Event:
+    """One validated event, or `InvalidEvent` with the reason (and the group when it is known).
+
+    `size`: the original's length when `value` is only a prefix of it (an over-long line, `core.lines`)."""
+    obj = _load_object(value, limits.max_event_bytes, size)
     fields = _Fields(obj, limits)
     group = fields.name("group")
     fields.group = group

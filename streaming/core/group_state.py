@@ -64,7 +64,7 @@ def step_state(
     for rec in ordered:
         emit = Emitter(group, rec, now_ms, limits, out)
         try:
-            event = parse_event(rec.value, limits)
+            event = parse_event(rec.value, limits, rec.size)
             if not group:
                 raise InvalidEvent("record was routed without a group id", event.group)
             if event.group != group:

@@ -16,6 +16,7 @@ from itertools import islice
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.events import group_key
 from streaming.core.group_state import step_state
+from streaming.core.lines import read_lines
 from streaming.core.records import OutputRecord, SourceRecord
 from streaming.core.state_codec import GroupState, decode, encode
 
@@ -27,28 +28,15 @@ def wall_clock_ms() -> int:
 
 
 def read_jsonl(path: str | os.PathLike[str], file_index: int = 0, *,
-               max_event_bytes: int = _DEFAULT_LIMITS.max_event_bytes) -> Iterator[SourceRecord]:
-    """One record per non-blank line: source {"file": basename, "line": n (1-based)}, order (file_index, n).
-
-    A line longer than `max_event_bytes` is not read into memory whole: its value is its first
-    `max_event_bytes + 1` bytes, which `step` dead-letters as oversized.
-    """
+               max_event_bytes: int = _DEFAULT_LIMITS.max_event_bytes, complete: bool = True
+               ) -> Iterator[SourceRecord]:
+    """One record per non-blank line (`core.lines` rules): source {"file": basename, "line": n (1-based)},
+    order (file_index, n); an over-long line is a prefix with its true `size`, which `step` dead-letters."""
     name = os.path.basename(os.fspath(path))
     with open(path, "rb") as f:
-        line_no = 0
-        while True:
-            line = f.readline(max_event_bytes + 2)
-            if not line:
-                return
-            line_no += 1
-            if not line.endswith(b"\n") and len(line) == max_event_bytes + 2:
-                line = line[: max_event_bytes + 1]
-                while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
-                    pass
-            value = line.rstrip(b"\r\n")
-            if not value.strip():
-                continue
-            yield SourceRecord(value, None, {"file": name, "line": line_no}, (file_index, line_no), None)
+        for line in read_lines(f, max_event_bytes, complete=complete):
+            yield SourceRecord(line.value, None, {"file": name, "line": line.number}, (file_index, line.number),
+                               None, line.size if line.cut else None)
 
 
 def replay(
@@ -78,7 +66,7 @@ def replay(
         while batch := list(islice(it, max_events_per_batch)) if max_events_per_batch else list(it):
             by_group: dict[str, list[SourceRecord]] = {}
             for rec in batch:
-                key = group_key(rec.value, rec.key, max_event_bytes=limits.max_event_bytes,
+                key = group_key(rec.value, rec.key, size=rec.size, max_event_bytes=limits.max_event_bytes,
                                 max_name_chars=limits.max_name_chars)
                 by_group.setdefault(key, []).append(rec)
             now = now_ms()

@@ -26,6 +26,7 @@ class SourceRecord:
     source: dict  # {"topic", "partition", "offset"} for Kafka, {"file", "line"} (1-based) for JSONL logs
     order: tuple[int, int]  # (kafka partition, offset) or (file index, line)
     timestamp_ms: int | None  # Kafka record timestamp (None for files)
+    size: int | None = None  # the original line's length when `value` is only a prefix of it (core.lines)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Emitter:
         self._add(DEAD_LETTER, dead_letter_record(
             group=group, reason=reason, source=self.rec.source, original=self.rec.value,
             event_ts=self.rec.timestamp_ms, emitted_ts=self.now_ms, max_bytes=self.limits.max_record_bytes,
+            original_bytes=self.rec.size,
         ))
 
     def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None) -> None:

@@ -5,7 +5,9 @@ Each line becomes one record keyed by its group id and placed with Kafka's produ
 order -- the order the service applies them in. Order within a partition is kept by the idempotent producer
 (acks=all; retries cannot reorder). The record timestamp is the event's ``ts`` when it has a valid one. Lines
 without a usable group id (bad JSON, missing group) still go in, unkeyed, on partition 0, so the service
-dead-letters them with their position instead of them vanishing here.
+dead-letters them with their position instead of them vanishing here. Lines are those `replay` reads
+(`core.lines`): an over-long line is one record, its prefix with its true size in the `SIZE_HEADER` header,
+so `serve` dead-letters it exactly as `replay` does.
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from assignors.partitioner import partition_for_key
 from streaming.core.config import Limits
 from streaming.core.events import group_key
+from streaming.core.lines import SIZE_HEADER, read_lines
 from streaming.kafka.options import to_kafka_python
 
 DEFAULT_PARTITIONS = 2
@@ -39,19 +43,32 @@ def event_timestamp(line: bytes) -> int | None:
     return None
 
 
-def read_lines(path: Path, max_line_bytes: int) -> Iterator[bytes]:
-    """Non-blank lines without their newline; an over-long line is cut (the service dead-letters it)."""
+@dataclass(frozen=True)
+class LoadRecord:
+    """What `load` produces for one line."""
+
+    key: bytes | None
+    value: bytes
+    partition: int
+    timestamp_ms: int | None
+    headers: list[tuple[str, bytes]]
+
+
+def log_records(path: str | Path, n_partitions: int, limits: Limits = _DEFAULT_LIMITS) -> Iterator[LoadRecord]:
+    """The records of a log, one per non-blank line read by `core.lines.read_lines` (the reader `replay`
+    uses, so both see the same lines); an over-long line is its prefix with its true size in `SIZE_HEADER`.
+    The whole file is read, a last line without newline included: `load` is a one-shot copy."""
     with open(path, "rb") as f:
-        while True:
-            line = f.readline(max_line_bytes + 2)
-            if not line:
-                return
-            rest = line
-            while len(rest) > max_line_bytes and not rest.endswith(b"\n"):
-                rest = f.readline(1 << 20)  # skip the rest of an over-long line in bounded chunks
-            line = line.rstrip(b"\r\n")
-            if line.strip():
-                yield line
+        for line in read_lines(f, limits.max_event_bytes, complete=True):
+            size = line.size if line.cut else None
+            group = group_key(line.value, None, size=size, max_event_bytes=limits.max_event_bytes,
+                              max_name_chars=limits.max_name_chars)
+            key = group.encode("utf-8") if group else None
+            yield LoadRecord(
+                key=key, value=line.value, partition=partition_for_key(key, n_partitions) if key else 0,
+                timestamp_ms=None if size else event_timestamp(line.value),
+                headers=[(SIZE_HEADER, str(size).encode())] if size else [],
+            )
 
 
 def load_log(path: str | Path, bootstrap: str, topic: str = "rebalance.events", *,
@@ -74,11 +91,9 @@ def load_log(path: str | Path, bootstrap: str, topic: str = "rebalance.events", 
     try:
         n_parts = len(producer.partitions_for(topic))
         count, started, shown = 0, time.monotonic(), time.monotonic()
-        for line in read_lines(path, limits.max_event_bytes + 1):
-            group = group_key(line, None, max_event_bytes=limits.max_event_bytes)
-            key = group.encode("utf-8") if group else None
-            partition = partition_for_key(key, n_parts) if key else 0
-            producer.send(topic, value=line, key=key, partition=partition, timestamp_ms=event_timestamp(line))
+        for rec in log_records(path, n_parts, limits):
+            producer.send(topic, value=rec.value, key=rec.key, partition=rec.partition,
+                          timestamp_ms=rec.timestamp_ms, headers=rec.headers)
             count += 1
             if progress is not None and time.monotonic() - shown >= 2:
                 shown = time.monotonic()

@@ -26,6 +26,7 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 
 from streaming.core import events, group_state
 from streaming.core.config import Limits, PipelineConfig
+from streaming.core.lines import SIZE_HEADER, true_size
 from streaming.core.records import KINDS, SourceRecord
 from streaming.spark.faults import pause_point
 from streaming.spark.schemas import STATE_SCHEMA, STEP_SCHEMA
@@ -38,18 +39,24 @@ def _null(v: Any) -> bool:
     return v is None or (isinstance(v, float) and v != v)
 
 
-def _group_keys(value: pd.Series, key: pd.Series, *, limits: Limits) -> pd.Series:
+def _size(value: Any, claimed: Any) -> int | None:
+    """The `SourceRecord.size` of a row: its `SIZE_HEADER` when the value is a prefix of a longer line."""
+    return None if _null(value) or _null(claimed) else true_size(bytes(value), int(claimed))
+
+
+def _group_keys(value: pd.Series, key: pd.Series, size: pd.Series, *, limits: Limits) -> pd.Series:
     return pd.Series([
-        events.group_key(None if _null(v) else bytes(v), None if _null(k) else bytes(k),
+        events.group_key(None if _null(v) else bytes(v), None if _null(k) else bytes(k), size=_size(v, n),
                          max_event_bytes=limits.max_event_bytes, max_name_chars=limits.max_name_chars)
-        for v, k in zip(value, key, strict=True)
+        for v, k, n in zip(value, key, size, strict=True)
     ], dtype=object)
 
 
 def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
     records = []
-    for value, key, topic, partition, offset, ts in zip(
-        pdf["value"], pdf["key"], pdf["topic"], pdf["partition"], pdf["offset"], pdf["ts_ms"], strict=True
+    for value, key, topic, partition, offset, ts, size in zip(
+        pdf["value"], pdf["key"], pdf["topic"], pdf["partition"], pdf["offset"], pdf["ts_ms"], pdf["size"],
+        strict=True,
     ):
         partition, offset = int(partition), int(offset)
         position = (
@@ -63,6 +70,7 @@ def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
             source=position,
             order=(partition, offset),
             timestamp_ms=None if _null(ts) else int(ts),
+            size=_size(value, size),
         ))
     return records
 
@@ -107,14 +115,15 @@ def build_pipeline(
     limits = config.limits
 
     @pandas_udf("string")
-    def group_keys(value: pd.Series, key: pd.Series) -> pd.Series:
-        return _group_keys(value, key, limits=limits)
+    def group_keys(value: pd.Series, key: pd.Series, size: pd.Series) -> pd.Series:
+        return _group_keys(value, key, size, limits=limits)
 
-    parsed = source_df.select(
-        group_keys("value", "key").alias("group"),
-        "key", "value", "topic", "partition", "offset",
-        F.unix_millis("timestamp").alias("ts_ms"),
-    )
+    # the true size of a line cut to a prefix (`core.lines`), from its header; null when absent or not a number
+    claimed = F.expr(f"try_cast(cast(try_element_at(filter(headers, h -> h.key = '{SIZE_HEADER}'), 1).value "
+                     "as string) as bigint)").alias("size")
+    parsed = source_df.select("key", "value", "topic", "partition", "offset",
+                              F.unix_millis("timestamp").alias("ts_ms"), claimed)
+    parsed = parsed.select(group_keys("value", "key", "size").alias("group"), *parsed.columns)
     stepped = parsed.groupBy("group").applyInPandasWithState(
         functools.partial(_apply_group, config=config, source=source),
         STEP_SCHEMA, STATE_SCHEMA, "Append", GroupStateTimeout.NoTimeout,

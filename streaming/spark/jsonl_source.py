@@ -1,15 +1,16 @@
 """Streaming source "rebalance-jsonl": captured JSONL logs read as if they were a Kafka topic.
 
-It produces the Kafka source's schema so one pipeline serves both `replay` and `serve`: key null,
-value = the line's bytes, topic = file name, partition = file index (sorted order), offset = line number
-(1-based, so a position is exactly the `{"file", "line"}` the state machine reports), timestamp null,
-timestampType -1. A line longer than `maxEventBytes` (default: the configured event limit) is not read
-whole: its value is its first `maxEventBytes + 1` bytes, which the state machine dead-letters as
-oversized (exactly as `local.read_jsonl`). Offsets are per-file line counts; `maxOffsetsPerTrigger`
-caps the lines of one micro-batch (admission control), and Trigger.AvailableNow pins the end at the lines
-present when the query starts. Blank lines keep their number but produce no row. A line ends at "\\n";
-a last line without one is taken only by Trigger.AvailableNow (the log is complete), while a continuous
-query waits for its newline, so a line being appended is never read half-written.
+It produces the Kafka source's schema so one pipeline serves both `replay` and `serve`, and each row is
+what `rebalance load` would have produced from the line: key null, value = the line's bytes, topic = file
+name, partition = file index (sorted order), offset = line number (1-based, so a position is exactly the
+`{"file", "line"}` the state machine reports), timestamp null, timestampType -1, headers = `SIZE_HEADER`
+for a line cut to a prefix. Lines are read by `core.lines.read_lines` (over-long lines, BOM, blank lines:
+its rules), with `maxEventBytes` (default: the configured event limit). Offsets are per-file line counts;
+`maxOffsetsPerTrigger` caps the lines of one micro-batch (admission control), and Trigger.AvailableNow
+pins the end at the lines present when the query starts. A last line without "\\n" is read only by
+Trigger.AvailableNow with `completeLog=true` (a run that will not resume takes the log as complete);
+otherwise it is left until its newline is written, so a line being appended is never read half-written,
+and a resumed run reads it whole.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from streaming.core.config import Limits
+from streaming.core.lines import SIZE_HEADER, read_lines
 from streaming.spark.schemas import SOURCE_SCHEMA
 
 _INDEX_STRIDE = 1024  # remember the byte position of every 1024th line: bounded memory, short skips
@@ -92,12 +94,13 @@ class LineRange(InputPartition):
 
 
 class JsonlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, path: str, max_per_trigger: int | None, max_event_bytes: int) -> None:
+    def __init__(self, path: str, max_per_trigger: int | None, max_event_bytes: int, complete: bool = False) -> None:
         self.path = path
         self.max_per_trigger = max_per_trigger
         self.max_event_bytes = max_event_bytes
         self.indexes: dict[str, _LineIndex] = {}
         self.pinned: dict[str, int] | None = None
+        self.complete = complete
 
     def _available(self, *, with_tail: bool = False) -> dict[str, int]:
         files = log_files(self.path)
@@ -114,7 +117,7 @@ class JsonlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(self.max_per_trigger) if self.max_per_trigger else ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self.pinned = self._available(with_tail=True)
+        self.pinned = self._available(with_tail=self.complete)
 
     def reportLatestOffset(self) -> dict:
         return self.pinned if self.pinned is not None else self._available()
@@ -151,25 +154,12 @@ class JsonlStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def read(self, partition: LineRange) -> Iterator[tuple]:
         p = partition
         name = os.path.basename(p.path)
-        cap = p.max_bytes + 2
         with open(p.path, "rb") as f:
             f.seek(p.byte)
-            for _ in range(p.skip):
-                _read_line(f, cap)
-            for line_no in range(p.first, p.last + 1):
-                value = _read_line(f, cap).rstrip(b"\r\n")
-                if value.strip():
-                    yield (None, value, name, p.file_index, line_no, None, -1)
-
-
-def _read_line(f, cap: int) -> bytes:
-    """The next line, or its first `cap - 1` bytes when longer (the rest is skipped, never held)."""
-    line = f.readline(cap)
-    if not line.endswith(b"\n") and len(line) == cap:
-        line = line[: cap - 1]
-        while (rest := f.readline(1 << 20)) and not rest.endswith(b"\n"):
-            pass
-    return line
+            for line in read_lines(f, p.max_bytes, complete=True, number=p.first - p.skip, first=p.first,
+                                   last=p.last):
+                headers = [(SIZE_HEADER, str(line.size).encode())] if line.cut else None
+                yield (None, line.value, name, p.file_index, line.number, None, -1, headers)
 
 
 class JsonlDataSource(DataSource):
@@ -191,4 +181,5 @@ class JsonlDataSource(DataSource):
         if max_rows is not None and max_rows < 1:
             raise ValueError(f"rebalance-jsonl: maxOffsetsPerTrigger must be >= 1, got {limit}")
         max_event_bytes = int(self.options.get("maxEventBytes", Limits().max_event_bytes))
-        return JsonlStreamReader(path, max_rows, max_event_bytes)
+        complete = self.options.get("completeLog", "false").lower() == "true"
+        return JsonlStreamReader(path, max_rows, max_event_bytes, complete)

@@ -1,9 +1,9 @@
 """Kafka as a Spark streaming source through PySpark's Python Data Source API ("rebalance-kafka").
 
 Spark's JVM Kafka connector is not available here, so this reader does the same job with kafka-python and
-mirrors the connector's contract: the same output schema, the same ``startingOffsets`` JSON, the same offset
-JSON in the checkpoint (``{"topic": {"0": 23}}``), ``maxOffsetsPerTrigger`` admission control and
-``failOnDataLoss``.
+mirrors the connector's contract: the same output schema (that of ``includeHeaders=true``), the same
+``startingOffsets`` JSON, the same offset JSON in the checkpoint (``{"topic": {"0": 23}}``),
+``maxOffsetsPerTrigger`` admission control and ``failOnDataLoss``.
 
 Design (docs/spark-notes.md §3, §4):
 - The driver only asks for metadata and ListOffsets per trigger (`latestOffset`), so an idle trigger costs
@@ -279,7 +279,7 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
         if start >= until:
             return
     consumer.seek(tp, start)
-    cols: tuple[list[Any], ...] = ([], [], [], [], [])
+    cols: tuple[list[Any], ...] = ([], [], [], [], [], [])
     deadline = time.monotonic() + poll_timeout_ms / 1000
     while consumer.position(tp) < until:
         if time.monotonic() > deadline:
@@ -304,9 +304,10 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
                 cols[2].append(r.offset)
                 cols[3].append(r.timestamp * 1000)
                 cols[4].append(r.timestamp_type)
+                cols[5].append([{"key": k, "value": v} for k, v in r.headers] if r.headers else None)
         if len(cols[0]) >= batch_rows:
             yield _batch(pa, arrow_schema, part, cols)
-            cols = ([], [], [], [], [])
+            cols = ([], [], [], [], [], [])
     if cols[0]:
         yield _batch(pa, arrow_schema, part, cols)
 
@@ -321,5 +322,6 @@ def _batch(pa: Any, arrow_schema: Any, part: KafkaRange, cols: tuple[list[Any], 
         pa.array(cols[2], pa.int64()),
         pa.array(cols[3], pa.int64()).cast(arrow_schema.field("timestamp").type),
         pa.array(cols[4], pa.int32()),
+        pa.array(cols[5], arrow_schema.field("headers").type),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)

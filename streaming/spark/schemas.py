@@ -6,13 +6,24 @@ unchanged; both sinks take the job's output rows (`topic`, `key`, `value`).
 
 from __future__ import annotations
 
-from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 SOURCE_SCHEMA = StructType([
     StructField("key", BinaryType()), StructField("value", BinaryType()), StructField("topic", StringType()),
     StructField("partition", IntegerType()), StructField("offset", LongType()),
     StructField("timestamp", TimestampType()), StructField("timestampType", IntegerType()),
-])  # exactly Spark's built-in kafka source
+    StructField("headers", ArrayType(StructType([StructField("key", StringType()),
+                                                 StructField("value", BinaryType())]))),
+])  # exactly Spark's built-in kafka source with includeHeaders=true
 SINK_SCHEMA = "topic string, key string, value binary"
 STEP_SCHEMA = "kind string, key string, value binary"  # the state function's rows, before routing by kind
 STATE_SCHEMA = "version int, blob binary"  # one opaque blob per group: cheap to ship, evolves inside

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
+from streaming.core.lines import SIZE_HEADER
 from streaming.core.local import read_jsonl
 from streaming.spark import jsonl_source
 from streaming.spark.jsonl_source import JsonlStreamReader
@@ -19,9 +20,9 @@ def test_offsets_are_line_counts_and_limits_cap_lines(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_bytes(b'{"n":1}\n\n{"n":3}\r\n{"n":4}\n')
     (tmp_path / "b.jsonl").write_bytes(b'{"n":5}\n{"n":6}')  # no final newline: the last line still counts
     (tmp_path / "notes.txt").write_text("ignored")
-    reader = JsonlStreamReader(str(tmp_path), max_per_trigger=3, max_event_bytes=100)
+    reader = JsonlStreamReader(str(tmp_path), max_per_trigger=3, max_event_bytes=100, complete=True)
     assert reader.getDefaultReadLimit() == ReadMaxRows(3)
-    reader.prepareForTriggerAvailableNow()  # the log is complete (replay): its last line counts
+    reader.prepareForTriggerAvailableNow()  # the log is complete (replay without resume): its last line counts
 
     first = reader.latestOffset({}, ReadMaxRows(3))
     assert first == {"a.jsonl": 3}
@@ -52,7 +53,9 @@ def test_rows_match_read_jsonl_for_long_files_and_oversized_lines(tmp_path: Path
     rows = _rows(reader, {}, mid) + _rows(reader, mid, end)
     expected = list(read_jsonl(log, max_event_bytes=100))
     assert [(r[1], r[4]) for r in rows] == [(e.value, e.source["line"]) for e in expected]
-    assert len(rows[7][1]) == 101  # oversized: a prefix one byte over the limit, dead-lettered downstream
+    # oversized: a prefix, with the true size in the header `load` would give it (dead-lettered downstream)
+    assert len(rows[7][1]) == 100 and rows[7][7] == [(SIZE_HEADER, b"310")] and expected[7].size == 310
+    assert all(r[7] is None for i, r in enumerate(rows) if i != 7)
 
 
 def test_available_now_pins_the_end_and_growth_is_picked_up(tmp_path: Path) -> None:

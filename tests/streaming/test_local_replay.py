@@ -34,7 +34,8 @@ def test_read_jsonl_does_not_load_an_oversized_line(tmp_path: Path) -> None:
     log = tmp_path / "big.jsonl"
     log.write_bytes(b"x" * 5_000 + b"\n" + b'{"ok": 1}\n')
     records = list(read_jsonl(log, max_event_bytes=100))
-    assert [len(r.value) for r in records] == [101, 9]  # cut just past the limit: step() dead-letters it
+    # a prefix carrying the true size: step() dead-letters it as oversized
+    assert [(len(r.value), r.size) for r in records] == [(100, 5_000), (9, None)]
     assert records[1].source["line"] == 2
 
 
