@@ -12,6 +12,7 @@ from argparse import Namespace
 from pathlib import Path
 
 from streaming.cli.usage import UsageError
+from streaming.core import jsontext
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 
@@ -36,13 +37,20 @@ def _read(path: str) -> str:
 
 def run(args: Namespace) -> int:
     from assignors import assign
+    from assignors.registry import get_assignor
     from assignors.snapshot import load_snapshot
 
+    try:
+        get_assignor(args.strategy)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None  # "strategy: unknown strategy ..." names the option
     text = _read(args.snapshot)
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{args.snapshot}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:  # duplicate key, huge integer, nesting too deep
+        raise UsageError(f"{args.snapshot}: invalid JSON: {exc}") from None
     try:
         topics, members, partition_racks = load_snapshot(data)
         result = assign(args.strategy, topics, members, partition_racks)

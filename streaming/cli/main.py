@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for library in ("kafka", "py4j"):  # their retry chatter is not for the user: failures are reported here
+        logging.getLogger(library).addHandler(logging.NullHandler())
     module, func = args.run.split(":")
     try:
         return int(getattr(importlib.import_module(module), func)(args) or 0)

@@ -7,9 +7,18 @@ dead letters under `--out/dead-letter/`, one JSON object per line.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from streaming.cli.usage import UsageError, check_batch_size, check_readable, pipeline_config
+from streaming.cli.usage import (
+    UsageError,
+    check_batch_size,
+    check_readable,
+    check_writable_dir,
+    check_writable_file,
+    pipeline_config,
+)
+from streaming.core.lines import unterminated
 
 
 def check_log(path: str) -> list[Path]:
@@ -30,9 +39,14 @@ def check_log(path: str) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_log(args.log)
+    files = check_log(args.log)
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch)
+    check_writable_dir(args.out, "--out")  # before Spark starts, not after a long run
+    if args.report:
+        check_writable_file(args.report, "--report")
+    if args.checkpoint:
+        check_writable_dir(args.checkpoint, "--checkpoint")
     from streaming.core.records import DEAD_LETTER, DIFF
     from streaming.spark.pipelines import REPLAY_DIRS, read_output, replay_log
     from streaming.spark.session import build_spark
@@ -45,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print(f"replayed {events} events: {len(diffs)} diff records in {out / REPLAY_DIRS[DIFF]}/, "
           f"{len(dead)} dead letters in {out / REPLAY_DIRS[DEAD_LETTER]}/")
+    if args.checkpoint:
+        for f in files:
+            if unterminated(f):
+                print(f"rebalance replay: {f}: the last line has no newline yet; it is left for the next run "
+                      "with this --checkpoint", file=sys.stderr)
     if args.report:
         from whatif.report import write_report
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
+from streaming.cli.usage import UsageError, check_writable_file, client_options, kafka_failure
 
 
 def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.diffs_dir is None) == (args.bootstrap is None):
         raise UsageError("give either DIFFS_DIR or --bootstrap HOST:PORT (with --diffs-topic)")
+    check_writable_file(args.out, "--out")
     if args.diffs_dir is not None:
         records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
     else:
@@ -61,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # bad records, a missing topic
         raise UsageError(str(exc)) from None
     except (KafkaError, TimeoutError) as exc:
-        print(f"rebalance report: cannot read {args.diffs_topic} at {args.bootstrap}: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+        raise kafka_failure(args.bootstrap, exc) from None
     print(f"rebalance report: {counted.count} diff records -> {args.out}", file=sys.stderr)
     return 0
 

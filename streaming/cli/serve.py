@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from streaming.cli.usage import EXIT_FAILURE, check_batch_size, client_options, pipeline_config
+from streaming.cli.usage import check_batch_size, client_options, kafka_failure, pipeline_config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,8 +24,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         ensure_serve_topics(args.bootstrap, topics, options)
     except (KafkaError, OSError) as exc:
-        print(f"rebalance serve: cannot use Kafka at {args.bootstrap}: {exc!r}", file=sys.stderr)
-        return EXIT_FAILURE
+        raise kafka_failure(args.bootstrap, exc) from None
     from streaming.spark.pipelines import serve_events
     from streaming.spark.session import build_spark
 

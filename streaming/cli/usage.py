@@ -6,6 +6,7 @@ check that several commands make is written here once.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,15 @@ class CommandFailure(Exception):
     one line, exit code 1."""
 
 
-def kafka_unreachable(bootstrap: str, exc: BaseException) -> CommandFailure:
+def kafka_failure(bootstrap: str, exc: BaseException) -> CommandFailure:
+    """A Kafka client error as one line with what to check."""
+    from kafka.errors import KafkaConnectionError, KafkaTimeoutError
+
     detail = str(exc) or type(exc).__name__
-    return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check --bootstrap and that the broker "
-                          "is up")
+    if isinstance(exc, (KafkaConnectionError, KafkaTimeoutError, OSError)):
+        return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check --bootstrap and that the "
+                              "broker is up")
+    return CommandFailure(f"Kafka at {bootstrap} failed: {type(exc).__name__}: {detail}")
 
 
 def pipeline_config(strategies: str) -> Any:
@@ -96,6 +102,8 @@ def check_writable_file(path: str | Path, option: str) -> Path:
     parent = p.parent
     if not parent.is_dir():
         raise UsageError(f"{option} {path}: directory {parent} does not exist")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise UsageError(f"{option} {path}: cannot write: permission denied")
     try:
         with tempfile.TemporaryFile(dir=parent):
             pass

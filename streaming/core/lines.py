@@ -18,6 +18,7 @@ Rules (documented for users in docs/events-and-diffs.md §1):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -80,3 +81,12 @@ def true_size(value: bytes | None, claimed: int | None) -> int | None:
     if value is None or claimed is None or claimed <= len(value):
         return None
     return claimed
+
+
+def unterminated(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's last line has no newline (yet)."""
+    with open(path, "rb") as f:
+        if f.seek(0, os.SEEK_END) == 0:
+            return False
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) != b"\n"

@@ -77,7 +77,8 @@ def replay_log(
     """Run the pipeline over `log` until every line is processed; returns the number of events read.
 
     Without `checkpoint` every run starts from the first line (a temporary checkpoint, earlier batch files
-    removed); with one it resumes."""
+    removed) and reads a last line that has no newline; with one it resumes, and such a line is left for a
+    later run (`core.lines`)."""
     out = Path(out)
     own = checkpoint is None
     ckpt = Path(tempfile.mkdtemp(prefix="rebalance-replay-ckpt-")) if own else Path(checkpoint)
@@ -87,7 +88,8 @@ def replay_log(
                 for f in (out / directory).glob("batch-*.jsonl"):
                     f.unlink()
         reader = (spark.readStream.format("rebalance-jsonl").option("path", str(log))
-                  .option("maxEventBytes", str(config.limits.max_event_bytes)))
+                  .option("maxEventBytes", str(config.limits.max_event_bytes))
+                  .option("completeLog", str(own).lower()))  # a run that cannot resume reads an unended last line
         if max_events_per_batch:
             reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
         output = build_pipeline(spark, reader.load(), config, REPLAY_DIRS, source="files")

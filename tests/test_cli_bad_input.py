@@ -1,0 +1,86 @@
+"""Bad input at the command line, as a hostile user gives it: each case exits with its documented code and
+prints ONE line naming the problem (no traceback, no silent success)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from streaming.cli.main import main
+
+UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1: the connection is refused at once
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    return err[0]
+
+
+def _assign(tmp_path: Path, text: str, strategy: str = "sticky") -> list[str]:
+    path = tmp_path / "snapshot.json"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return ["assign", "--strategy", strategy, str(path)]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[" * 200_000 + "]" * 200_000, "invalid JSON: nested too deeply"),
+    ('{"topics": {"t": ' + "9" * 5000 + '}, "members": {}}', "invalid JSON: integer of 5000 digits"),
+    ('{"topics": {"t": 3}, "members": {"a": {"topics": ["t"], "generation": 99999999999999999999}}}',
+     "members['a'].generation: 99999999999999999999 is outside Kafka's 32-bit range"),
+    ('{"topics": {"t\\ud800": 3}, "members": {}}', "unpaired UTF-16 surrogate"),
+    ('{"topics": {"t": 3}, "topics": {"t": 4}, "members": {}}', "invalid JSON: duplicate key 'topics'"),
+])
+def test_assign_hostile_snapshot(tmp_path: Path, capsys, text: str, message: str) -> None:
+    assert main(_assign(tmp_path, text)) == 2
+    line = _one_line(capsys)
+    assert line.startswith("rebalance assign: ") and message in line, line
+
+
+def test_assign_unknown_strategy_is_named_as_such(tmp_path: Path, capsys) -> None:
+    assert main(_assign(tmp_path, '{"topics": {}, "members": {}}', strategy="nope")) == 2
+    line = _one_line(capsys)
+    assert line.startswith("rebalance assign: --strategy: unknown strategy 'nope'; expected one of range"), line
+
+
+@pytest.mark.parametrize("command", [
+    ["load", "LOG", "--bootstrap", UNREACHABLE],
+    ["report", "--bootstrap", UNREACHABLE, "--out", "OUT/report.html"],
+])
+def test_unreachable_broker_is_one_line_exit_1(tmp_path: Path, capsys, command: list[str]) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"group": "g", "type": "leave", "member": "m"}) + "\n")
+    argv = [str(log) if a == "LOG" else a.replace("OUT", str(tmp_path)) for a in command]
+    assert main(argv) == 1
+    line = _one_line(capsys)
+    assert line.startswith(f"rebalance {command[0]}: cannot reach Kafka at {UNREACHABLE}"), line
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--out", "FILE"], "--out FILE: not a directory"),
+    (["--out", "FILE/sub"], "--out FILE/sub: cannot write: Not a directory"),
+    (["--report", "FILE/report.html"], "--report FILE/report.html: directory FILE does not exist"),
+    (["--report", "DIR"], "--report DIR: is a directory"),
+    (["--checkpoint", "FILE"], "--checkpoint FILE: not a directory"),
+])
+def test_replay_unwritable_outputs_fail_before_spark(tmp_path: Path, capsys, args: list[str], message: str) -> None:
+    """Checked before Spark starts (these tests run in well under a second: no Spark session is built)."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"group": "g", "type": "leave", "member": "m"}) + "\n")
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+
+    def fill(a: str) -> str:
+        return a.replace("FILE", str(tmp_path / "file")).replace("DIR", str(tmp_path / "dir"))
+
+    argv = ["replay", str(log), "--out", str(tmp_path / "out"), *map(fill, args)]
+    assert main(argv) == 2
+    assert _one_line(capsys) == f"rebalance replay: {fill(message)}"
+
+
+def test_report_unwritable_out_is_one_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "file").write_text("x")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "file" / "r.html")]) == 2
+    assert _one_line(capsys) == f"rebalance report: --out {tmp_path}/file/r.html: directory {tmp_path}/file does not exist"
