@@ -83,4 +83,5 @@ def test_replay_unwritable_outputs_fail_before_spark(tmp_path: Path, capsys, arg
 def test_report_unwritable_out_is_one_line(tmp_path: Path, capsys) -> None:
     (tmp_path / "file").write_text("x")
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "file" / "r.html")]) == 2
-    assert _one_line(capsys) == f"rebalance report: --out {tmp_path}/file/r.html: directory {tmp_path}/file does not exist"
+    out = tmp_path / "file"
+    assert _one_line(capsys) == f"rebalance report: --out {out}/r.html: directory {out} does not exist"
