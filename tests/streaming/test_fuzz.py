@@ -145,7 +145,7 @@ def test_parse_event_rejects_random_bytes_with_invalid_event_only(seed: int) -> 
 
 def test_deep_nesting_and_giant_numbers_are_invalid_events() -> None:
     for value in (b"[" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000):
-        with pytest.raises(InvalidEvent, match="^invalid JSON: nested too deeply$"):
+        with pytest.raises(InvalidEvent, match=r"^invalid JSON: nested too deeply$"):
             parse_event(value, Limits())
-    with pytest.raises(InvalidEvent, match="^invalid JSON: integer of 5000 digits$"):
+    with pytest.raises(InvalidEvent, match=r"^invalid JSON: integer of 5000 digits$"):
         parse_event(b'{"group": "g", "type": "partitions", "partitions": {"t": ' + b"9" * 5000 + b"}}", Limits())
