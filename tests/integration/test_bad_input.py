@@ -121,3 +121,43 @@ def test_serve_dead_letters_bad_records(spark, kafka_bootstrap, unique_topic, tm
     _check(dead, BAD_FOR_KAFKA, topics.events)
     clean_diffs, _ = local_records(clean, cfg)
     assert by_group(diffs, positions=False) == by_group(clean_diffs, positions=False)
+
+
+POISON_MIX = [
+    # over-long, and its tail alone would be a valid join: one dead letter with the true size, no join
+    b'{"pad": "' + b"x" * 2_000_000 + b'"} {"group": "shop", "type": "join", "member": "evil", "topics": ["orders"]}',
+    b"{",  # a piece of pretty-printed JSON
+    b'{"group": "shop", "type": "join", "member": "m3", "topics": ["orders"], "group": "other"}',  # duplicate key
+    b"[" * 3000,  # deep nesting
+    "é".encode() * 600_000,  # over-long, cut inside a character
+    b'{"group": "shop", "type": "leave", "member": "ghost"}',
+]
+
+
+@pytest.mark.kafka
+def test_load_and_serve_dead_letter_exactly_what_replay_dead_letters(spark, kafka_bootstrap, unique_topic,
+                                                                    tmp_path: Path) -> None:
+    """Same reasons, originals and true sizes through both paths; a log with a BOM and no final newline."""
+    log = tmp_path / "poison.jsonl"
+    write_log(log, interleave([(line, "") for line in POISON_MIX]))
+    log.write_bytes(b"\xef\xbb\xbf" + log.read_bytes().rstrip(b"\n"))
+    cfg = config("sticky")
+    replay_diffs, replay_dead = run_replay(spark, log, tmp_path / "out", cfg)
+    topics = serve_topics(unique_topic)
+    load_log(log, kafka_bootstrap, topics.events, progress=None)
+    serve_diffs, serve_dead = run_serve_once(spark, kafka_bootstrap, topics, tmp_path / "ckpt", cfg)
+
+    def essence(d: dict) -> tuple:
+        return (d["group"], d["reason"], d.get("original"), d.get("original_base64"), d.get("original_bytes"),
+                d.get("truncated"))
+
+    assert sorted(map(essence, serve_dead), key=repr) == sorted(map(essence, replay_dead), key=repr)
+    assert len(replay_dead) == len(POISON_MIX)
+    sizes = {d["reason"]: d.get("original_bytes") for d in replay_dead}
+    assert sizes[f"event of {len(POISON_MIX[0])} bytes exceeds the limit of {LIMITS.max_event_bytes} bytes"] \
+        == len(POISON_MIX[0])
+    assert by_group(serve_diffs, positions=False) == by_group(replay_diffs, positions=False)
+    assert all(d["cause"].get("member") != "evil" for d in replay_diffs + serve_diffs)
+    # line 1 is valid once its BOM is dropped; the last line (no newline) is read: the log is complete
+    lines = {d["source"]["line"] for d in replay_dead}
+    assert 1 not in lines and len(interleave([(line, "") for line in POISON_MIX])) in lines
