@@ -9,11 +9,14 @@ Spark); it also sorts the rows, which Spark does not deliver in order.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -187,32 +190,58 @@ def progress_line(progress: Mapping[str, Any], label: str) -> str:
 def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heartbeat_s: float = 15.0,
                 out=sys.stderr) -> int:
     """Wait for the query, printing one line per micro-batch that read events (and a heartbeat while a
-    long batch runs); re-raise its failure. Returns the number of events read. Ctrl-C stops the query.
+    long batch runs); re-raise its failure. Returns the number of events read.
+
+    Every batch is counted once: a progress report is new when its trigger `timestamp` is, because after an
+    idle spell Spark reports the batch id to come with no rows and then the real batch under the same id.
+    Ctrl-C stops the query cleanly and raises `KeyboardInterrupt` for the command to report: the signal only
+    sets a flag checked between polls, so no Py4J call is interrupted half way (PySpark's own handler makes a
+    Py4J call from inside the signal handler, which fails with "reentrant call" tracebacks).
     """
-    seen, events = -1, 0
+    seen, events = "", 0
     since = beat = time.monotonic()
-    try:
+    with _interrupt_flag() as interrupted:
         while True:
             done = query.awaitTermination(poll_s)
             for p in query.recentProgress:
-                if p["batchId"] > seen:
-                    seen, since = p["batchId"], time.monotonic()
-                    beat = since
-                    events += p.get("numInputRows") or 0
-                    if p.get("numInputRows") and out is not None:
-                        print(progress_line(p, label), file=out, flush=True)
+                if p["timestamp"] > seen:  # ISO-8601 UTC timestamps of one query run order as strings
+                    seen = p["timestamp"]
+                    rows = p.get("numInputRows") or 0
+                    events += rows
+                    if rows:
+                        since = beat = time.monotonic()
+                        if out is not None:
+                            print(progress_line(p, label), file=out, flush=True)
             if done:
                 return events
+            if interrupted():
+                query.stop()
+                raise KeyboardInterrupt
             if out is not None and time.monotonic() - beat >= heartbeat_s:
                 beat = time.monotonic()
                 status = query.status
                 if status.get("isTriggerActive"):
                     print(f"[{label}] micro-batch running for {beat - since:.0f} s ({status.get('message', '')})",
                           file=out, flush=True)
-    except KeyboardInterrupt:
-        print(f"[{label}] stopping", file=out or sys.stderr, flush=True)
-        query.stop()
-        return events
+
+
+@contextlib.contextmanager
+def _interrupt_flag() -> Iterator[Callable[[], bool]]:
+    """While active, the first SIGINT only sets a flag (a second one interrupts at once)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    hits: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        hits.append(signum)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(hits)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def wait_started(query: StreamingQuery, timeout_s: float = 120.0) -> None:

@@ -8,6 +8,7 @@ state off-heap), UTC session time (Arrow timestamp conversion depends on it), Py
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import tempfile
@@ -46,11 +47,15 @@ logger.nativeio.name = org.apache.hadoop.util.NativeCodeLoader
 logger.nativeio.level = error
 logger.python.name = org.apache.spark.api.python
 logger.python.level = error
+# "write ... is aborting/aborted" on every stopped or failed batch: the failure itself reaches the command
+logger.v2write.name = org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
+logger.v2write.level = off
 """
 
 
 def _log4j2_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), f"rebalance-log4j2-{os.getuid()}.properties")
+    digest = hashlib.sha1(_LOG4J2.encode()).hexdigest()[:10]  # a changed profile gets a file of its own
+    path = os.path.join(tempfile.gettempdir(), f"rebalance-log4j2-{os.getuid()}-{digest}.properties")
     if not os.path.exists(path):
         with open(path + ".tmp", "w") as f:
             f.write(_LOG4J2)

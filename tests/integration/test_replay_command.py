@@ -4,6 +4,10 @@ the what-if report, and resuming from a checkpoint."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +50,52 @@ def test_replay_command_resumes_from_checkpoint(spark, tmp_path: Path) -> None:
 def test_replay_command_rejects_unreadable_input(spark, tmp_path: Path) -> None:
     assert main(["replay", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "out")]) == 2
     assert main(["replay", str(SAMPLE), "--strategies", "nope"]) == 2
+
+
+def test_replay_leaves_a_half_written_last_line_for_the_resumed_run(spark, tmp_path: Path, capsys) -> None:
+    """A capture file being appended: with --checkpoint, a last line without its newline is not read (no dead
+    letter); once completed, the next run reads it whole; the result equals a replay of the finished log."""
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    log, out, ckpt = tmp_path / "capture.jsonl", tmp_path / "out", tmp_path / "ckpt"
+    half = len(lines[5]) // 2
+    log.write_bytes(b"".join(lines[:5]) + lines[5][:half])
+    assert main(["replay", str(log), "--out", str(out), "--checkpoint", str(ckpt)]) == 0
+    assert "the last line has no newline yet; it is left for the next run" in capsys.readouterr().err
+    assert not list((out / "dead-letter").glob("*.jsonl"))
+    with log.open("ab") as f:
+        f.write(lines[5][half:] + b"".join(lines[6:]))
+    assert main(["replay", str(log), "--out", str(out), "--checkpoint", str(ckpt)]) == 0
+
+    diffs = [json.loads(line) for f in sorted((out / "diffs").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    expected, _ = local_records(log, config("sticky,cooperative-sticky"))
+    assert [(d["cause"]["source"], d["generation"]) for d in diffs] == \
+        [(d["cause"]["source"], d["generation"]) for d in expected]
+    assert not list((out / "dead-letter").glob("*.jsonl"))
+
+
+def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
+    """Ctrl-C as a terminal sends it (SIGINT to the whole process group) while micro-batches run."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"".join(f.read_bytes() for f in sorted(SAMPLE.parent.glob("*.jsonl"))))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streaming.cli.main", "replay", str(log), "--out", str(tmp_path / "out"),
+         "--max-events-per-batch", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path)
+    try:
+        before = []
+        assert proc.stderr is not None
+        for raw in proc.stderr:  # wait until micro-batches run
+            before.append(raw.decode())
+            if raw.startswith(b"[replay] batch"):
+                break
+        assert before and before[-1].startswith("[replay] batch"), before
+        os.killpg(proc.pid, signal.SIGINT)
+        rest = proc.stderr.read().decode().splitlines()
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    after = [line for line in rest if not line.startswith("[replay] batch")]  # batches that ended meanwhile
+    assert code == 130, rest
+    assert after == ["rebalance replay: interrupted; with --checkpoint, the next run resumes after the last "
+                     "completed batch"], rest
