@@ -147,8 +147,19 @@ def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
         return
     cur = members[me]
     if cur.instance_id != ev.instance_id:
-        raise InvalidEvent(f"member {ev.member!r} is in the group with instance_id {cur.instance_id!r}; "
-                           f"a rejoin cannot change it to {ev.instance_id!r}", ev.group)
+        raise InvalidEvent(_instance_change(ev.member, cur.instance_id, ev.instance_id), ev.group)
     if cur.topics != topics or cur.rack != ev.rack:
         members[me] = MemberState(cur.id, topics, ev.rack, cur.instance_id)
         shape.membership_changed = True
+
+
+def _instance_change(member: str, held: str | None, given: str | None) -> str:
+    """Why a rejoin may not change `group.instance.id`, in the member's terms."""
+    if held is None:
+        return (f"member {member!r} joined as a dynamic member (no instance_id); a rejoin cannot add "
+                f"instance_id {given!r}: leave, then join with it")
+    if given is None:
+        return (f"member {member!r} is static (instance_id {held!r}); a rejoin without instance_id cannot make "
+                "it dynamic: leave, then join without it")
+    return (f"member {member!r} has instance_id {held!r}; a rejoin cannot change it to {given!r}: leave, then "
+            "join with the new one")

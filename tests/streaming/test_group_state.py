@@ -454,7 +454,11 @@ def test_cooperative_sticky_follow_up_assigns_what_was_withheld() -> None:
         ([parts({"t": 4}, partition_racks={"t": [["r"]] * 5})], "5 entries for 4 partitions"),
         ([parts({"t": 4}, partition_racks={"u": [["r"]]})], "topic has no partition count"),
         ([join("z", ["t"], instance_id="i-a")], "held by member 'a' while member 'z' is in the group"),
-        ([join("a", ["t"], instance_id="other")], "a rejoin cannot change it"),
+        ([join("a", ["t"], instance_id="other")], "member 'a' has instance_id 'i-a'; a rejoin cannot change it to "
+                                                  "'other': leave, then join with the new one"),
+        ([join("z", ["t"], instance_id="i-z")], "member 'z' joined as a dynamic member (no instance_id); a rejoin "
+                                                "cannot add instance_id 'i-z': leave, then join with it"),
+        ([join("a", ["t"])], "member 'a' is static (instance_id 'i-a'); a rejoin without instance_id cannot"),
         ([join("n", ["t"])], "limit (max_members_per_group)"),
         ([parts({"x": 1, "y": 1})], "max_topics_per_group"),
         ([parts({"x": 97})], "above the limit of 100"),
