@@ -13,6 +13,7 @@ from pathlib import Path
 from streaming.cli.usage import (
     UsageError,
     check_batch_size,
+    check_checkpoint,
     check_readable,
     check_writable_dir,
     check_writable_file,
@@ -45,13 +46,14 @@ def run(args: argparse.Namespace) -> int:
     check_writable_dir(args.out, "--out")  # before Spark starts, not after a long run
     if args.report:
         check_writable_file(args.report, "--report")
-    if args.checkpoint:
-        check_writable_dir(args.checkpoint, "--checkpoint")
+    resume = check_checkpoint(args.checkpoint, "replay") if args.checkpoint else None
     from streaming.core.records import DEAD_LETTER, DIFF
     from streaming.spark.pipelines import REPLAY_DIRS, read_output, replay_log
     from streaming.spark.session import build_spark
 
     spark = build_spark(app_name="rebalance-replay")
+    if resume:
+        print(resume, file=sys.stderr, flush=True)
     events = replay_log(spark, args.log, args.out, config, max_events_per_batch=max_events,
                         checkpoint=args.checkpoint)
     diffs = read_output(args.out, DIFF)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from streaming.cli.usage import check_batch_size, client_options, kafka_failure, pipeline_config
+from streaming.cli.usage import check_batch_size, check_checkpoint, client_options, kafka_failure, pipeline_config
 
 
 def run(args: argparse.Namespace) -> int:
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch)
     options = client_options(args.kafka_option, args.bootstrap)
+    resume = check_checkpoint(args.checkpoint, "serve")
     from kafka.errors import KafkaError
 
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     spark = build_spark(app_name="rebalance-serve")
     print(f"serving {topics.events} -> {topics.diffs}, {topics.dead_letter} on {args.bootstrap} "
           f"(checkpoint {args.checkpoint}{', once' if args.once else ''})", file=sys.stderr, flush=True)
+    print(resume, file=sys.stderr, flush=True)
     events = serve_events(spark, args.bootstrap, config, checkpoint=args.checkpoint, topics=topics,
                           once=args.once, max_events_per_batch=max_events, kafka_options=options)
     print(f"processed {events} events", file=sys.stderr, flush=True)

@@ -110,3 +110,15 @@ def check_writable_file(path: str | Path, option: str) -> Path:
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
     return p
+
+
+def check_checkpoint(path: str | Path, label: str) -> str:
+    """A checkpoint Spark can resume from (or a new one): the line saying where the run starts, or a usage
+    error naming the missing or inconsistent file and what to do."""
+    from streaming.spark.checkpoint import CheckpointError, inspect, resume_line
+
+    check_writable_dir(path, "--checkpoint")
+    try:
+        return resume_line(label, inspect(path))
+    except CheckpointError as exc:
+        raise UsageError(str(exc)) from None

@@ -65,12 +65,22 @@ def test_replay_leaves_a_half_written_last_line_for_the_resumed_run(spark, tmp_p
     with log.open("ab") as f:
         f.write(lines[5][half:] + b"".join(lines[6:]))
     assert main(["replay", str(log), "--out", str(out), "--checkpoint", str(ckpt)]) == 0
+    assert '[replay] resuming after batch 0 (offsets {"capture.jsonl":5})' in capsys.readouterr().err
 
     diffs = [json.loads(line) for f in sorted((out / "diffs").glob("*.jsonl")) for line in f.read_text().splitlines()]
     expected, _ = local_records(log, config("sticky,cooperative-sticky"))
     assert [(d["cause"]["source"], d["generation"]) for d in diffs] == \
         [(d["cause"]["source"], d["generation"]) for d in expected]
     assert not list((out / "dead-letter").glob("*.jsonl"))
+
+    # the newest offsets file of a committed batch lost: named before Spark starts, with what to do
+    (ckpt / "offsets" / "1").unlink()
+    assert main(["replay", str(log), "--out", str(out), "--checkpoint", str(ckpt)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"rebalance replay: checkpoint {ckpt}: offsets/1 is missing although commits/1 says batch 1 "
+                   f"completed (newest: offsets/0); Spark cannot resume from it: restore {ckpt} from a backup, or "
+                   "start over with a new --checkpoint (all input is then processed again and its output written "
+                   "again)"]
 
 
 def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
