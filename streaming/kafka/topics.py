@@ -67,3 +67,19 @@ def ensure_topics(bootstrap: str, topics: Mapping[str, int], configs: Mapping[st
     finally:
         admin.close()
     return created
+
+
+def unreachable(bootstrap: str, kafka_options: Mapping[str, str] | None = None, timeout_ms: int = 5000) -> str | None:
+    """Why the cluster does not answer a metadata request within `timeout_ms`, or None when it does (a TCP
+    connect alone is not enough: a stopped broker's kernel still accepts connections)."""
+    kwargs = to_kafka_python({**(kafka_options or {}), "bootstrap.servers": bootstrap}, "admin")
+    kwargs.update(request_timeout_ms=timeout_ms, bootstrap_timeout_ms=timeout_ms)
+    try:
+        admin = KafkaAdminClient(**kwargs)
+        try:
+            admin.list_topics()
+        finally:
+            admin.close()
+    except (KafkaError, OSError) as exc:
+        return str(exc) or type(exc).__name__
+    return None

@@ -188,7 +188,7 @@ def progress_line(progress: Mapping[str, Any], label: str) -> str:
 
 
 def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heartbeat_s: float = 15.0,
-                out=sys.stderr) -> int:
+                out=sys.stderr, probe: Callable[[], str | None] | None = None) -> int:
     """Wait for the query, printing one line per micro-batch that read events (and a heartbeat while a
     long batch runs); re-raise its failure. Returns the number of events read.
 
@@ -197,9 +197,12 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
     Ctrl-C stops the query cleanly and raises `KeyboardInterrupt` for the command to report: the signal only
     sets a flag checked between polls, so no Py4J call is interrupted half way (PySpark's own handler makes a
     Py4J call from inside the signal handler, which fails with "reentrant call" tracebacks).
+    `probe` (the service passes a broker check) runs at each heartbeat without a batch; what it returns is
+    printed as a warning until it returns None again.
     """
     seen, events = "", 0
     since = beat = time.monotonic()
+    down_since: float | None = None
     with _interrupt_flag() as interrupted:
         while True:
             done = query.awaitTermination(poll_s)
@@ -223,6 +226,14 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
                 if status.get("isTriggerActive"):
                     print(f"[{label}] micro-batch running for {beat - since:.0f} s ({status.get('message', '')})",
                           file=out, flush=True)
+                problem = probe() if probe is not None else None
+                if problem is not None:
+                    down_since = beat if down_since is None else down_since
+                    print(f"[{label}] WARNING: {problem} for {time.monotonic() - down_since:.0f} s; batches wait and "
+                          "resume when it is back", file=out, flush=True)
+                elif down_since is not None:
+                    print(f"[{label}] back after {time.monotonic() - down_since:.0f} s", file=out, flush=True)
+                    down_since = None
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from streaming.core.config import PipelineConfig
 from streaming.core.records import DEAD_LETTER, DIFF
-from streaming.kafka.topics import ServeTopics
+from streaming.kafka.topics import ServeTopics, unreachable
 from streaming.spark.job import await_query, build_pipeline, start_query
 from streaming.spark.jsonl_sink import read_records
 
@@ -56,8 +56,15 @@ def start_serve(
 
 def serve_events(spark: SparkSession, bootstrap: str, config: PipelineConfig, *, progress=sys.stderr,
                  **kwargs: Any) -> int:
-    """`start_serve` and wait for it (with `once=True`: until caught up); returns the events read."""
-    return await_query(start_serve(spark, bootstrap, config, **kwargs), "serve", out=progress)
+    """`start_serve` and wait for it (with `once=True`: until caught up); returns the events read. While no
+    batch completes, the broker is checked at each heartbeat and an outage is reported with its duration."""
+    options = kwargs.get("kafka_options")
+
+    def probe() -> str | None:
+        problem = unreachable(bootstrap, options)
+        return None if problem is None else f"Kafka at {bootstrap} unreachable ({problem})"
+
+    return await_query(start_serve(spark, bootstrap, config, **kwargs), "serve", out=progress, probe=probe)
 
 
 def _fresh(checkpoint: Path) -> bool:
