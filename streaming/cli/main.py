@@ -1,7 +1,8 @@
 """`rebalance` command line: argument parsing only; each command runs the `run(args)` of its own module here.
 
 Heavy modules (Spark, Kafka) are imported inside the command that needs them, so `rebalance assign`
-starts in milliseconds. Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure.
+starts in milliseconds. Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure,
+130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ EXAMPLES = """examples:
   rebalance serve --bootstrap localhost:9092
   rebalance report out/ --out report.html
 
-Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure."""
+Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure, 130 Ctrl-C."""
 
 
 def build_parser() -> argparse.ArgumentParser:
