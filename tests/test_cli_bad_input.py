@@ -85,3 +85,27 @@ def test_report_unwritable_out_is_one_line(tmp_path: Path, capsys) -> None:
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "file" / "r.html")]) == 2
     out = tmp_path / "file"
     assert _one_line(capsys) == f"rebalance report: --out {out}/r.html: directory {out} does not exist"
+
+
+def test_a_spark_or_jvm_failure_is_one_line_exit_1(tmp_path: Path, capsys, monkeypatch) -> None:
+    """What `replay`/`serve` print when the query fails or the JVM dies (the real failures run to ~100 lines)."""
+    from py4j.protocol import Py4JNetworkError
+    from pyspark.errors import PySparkException
+
+    import streaming.cli.replay as replay_command
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("{}\n")
+    for error, expected in [
+        (PySparkException("\n  [STREAM_FAILED] Query [id = 1] terminated with exception\n  at ..."),
+         "rebalance replay: Spark failed: [STREAM_FAILED] Query [id = 1] terminated with exception"),
+        (Py4JNetworkError("Answer from Java side is empty"),
+         "rebalance replay: the Spark JVM stopped answering (killed, or out of memory?)"),
+    ]:
+        def fail(args, error=error):
+            raise error
+
+        monkeypatch.setattr(replay_command, "run", fail)
+        assert main(["replay", str(log), "--out", str(tmp_path / "out")]) == 1
+        line = _one_line(capsys)
+        assert line.startswith(expected) and line.endswith("(REBALANCE_TRACEBACK=1 shows the full trace)"), line

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -125,6 +126,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         hint = INTERRUPTED.get(args.command)
         print(f"rebalance {args.command}: interrupted{f'; {hint}' if hint else ''}", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
+    except Exception as exc:
+        reason = _spark_failure(exc)
+        if reason is None or os.environ.get("REBALANCE_TRACEBACK"):
+            raise
+        print(f"rebalance {args.command}: {reason} (REBALANCE_TRACEBACK=1 shows the full trace)", file=sys.stderr,
+              flush=True)
+        return EXIT_FAILURE
+
+
+def _spark_failure(exc: BaseException) -> str | None:
+    """One line for a failure of Spark or of its JVM (whose tracebacks run to a hundred lines), else None."""
+    module = type(exc).__module__ or ""
+    if module.startswith("py4j"):
+        return ("the Spark JVM stopped answering (killed, or out of memory?); a restart with the same "
+                "--checkpoint resumes after the last completed batch")
+    if module.startswith("pyspark"):
+        text = str(exc).strip().splitlines()
+        first = next((line.strip() for line in text if line.strip()), type(exc).__name__)
+        return f"Spark failed: {first[:300]}"
+    return None
 
 
 if __name__ == "__main__":
