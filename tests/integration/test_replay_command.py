@@ -65,7 +65,7 @@ def test_replay_leaves_a_half_written_last_line_for_the_resumed_run(spark, tmp_p
     with log.open("ab") as f:
         f.write(lines[5][half:] + b"".join(lines[6:]))
     assert main(["replay", str(log), "--out", str(out), "--checkpoint", str(ckpt)]) == 0
-    assert '[replay] resuming after batch 0 (offsets {"capture.jsonl":5})' in capsys.readouterr().err
+    assert '[replay] resuming after batch 0 (offsets {"capture.jsonl": 5})' in capsys.readouterr().err
 
     diffs = [json.loads(line) for f in sorted((out / "diffs").glob("*.jsonl")) for line in f.read_text().splitlines()]
     expected, _ = local_records(log, config("sticky,cooperative-sticky"))
