@@ -50,6 +50,9 @@ logger.python.level = error
 # "write ... is aborting/aborted" on every stopped or failed batch: the failure itself reaches the command
 logger.v2write.name = org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
 logger.v2write.level = off
+# "Query ... terminated with error" and its Java trace: the command reports the failure in one line
+logger.microbatch.name = org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution
+logger.microbatch.level = off
 """
 
 
