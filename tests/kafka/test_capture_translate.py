@@ -6,7 +6,7 @@ import re
 
 import offsets_history as hist
 
-from streaming.kafka.capture import Translator, Undecodable
+from streaming.kafka.coordinator_events import Translator, Undecodable
 
 TOPICS = {"orders": "orders", "payments": "payments", "legacy": "legacy", "clicks": "clicks"}
 COUNTS = {"orders": 3, "payments": 4, "legacy": 2}  # cluster metadata (clicks: from its PartitionMetadata)
