@@ -1,11 +1,11 @@
 """`rebalance capture --source offsets`: tail the offsets topic, translate, write events (contract §5).
 
-The offsets topic is read from its earliest offset with a group-less consumer (no offsets of ours are stored
-anywhere); `--once` reads up to the end offsets taken at start. Records go through
-`streaming.kafka.coordinator_events.Translator` in offset order per partition (all of a group's records
-share a partition, so per-group order is kept). Partition counts come from Metadata requests, asked once
-per topic and re-asked for every known topic each poll interval, so that a later partition increase or
-deletion becomes a `partitions` / `delete_topic` event.
+The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
+transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
+end offsets taken at start. Records go through `streaming.kafka.coordinator_events.Translator` in offset
+order per partition (all of a group's records share a partition, so per-group order is kept). Partition
+counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
+interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
 
 Restart of a file capture: when the output file already holds events, it is read back first; the records
 up to the last captured position of each partition are replayed into the translator (to rebuild its
@@ -26,8 +26,9 @@ from typing import IO
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
+from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
-from streaming.kafka_options import to_kafka_python
+from streaming.kafka.options import to_kafka_python
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
@@ -99,9 +100,7 @@ def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] =
                     stop: Callable[[], bool] = lambda: False) -> Translator:
     """Runs the capture until `--once` is satisfied or `stop()`; returns the translator (its stats)."""
     base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
-    consumer = KafkaConsumer(**to_kafka_python(base, "consumer"), group_id=None, enable_auto_commit=False,
-                             isolation_level="read_committed", allow_auto_create_topics=False,
-                             key_deserializer=None, value_deserializer=None)
+    consumer = committed_consumer(base, allow_auto_create_topics=False)
     admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
     try:
         metadata = TopicMetadata(admin)

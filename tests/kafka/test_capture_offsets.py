@@ -30,7 +30,7 @@ def _group_of(key: bytes) -> str:
 @pytest.fixture(scope="module")
 def offsets_log(kafka_bootstrap: str) -> tuple[str, dict[str, str], list[tuple[int, int]]]:
     """(offsets topic, logical -> real topic names, (partition, offset) of each history record)."""
-    from streaming.broker import ensure_topics
+    from streaming.kafka.topics import ensure_topics
 
     suffix = uuid.uuid4().hex[:8]
     names = {t: f"{t}-{suffix}" for t in ("orders", "payments", "legacy", "clicks")}
@@ -97,3 +97,19 @@ def test_groups_filter_and_strict(kafka_bootstrap, offsets_log) -> None:
 def test_missing_offsets_topic_is_a_clear_failure(kafka_bootstrap) -> None:
     with pytest.raises(CaptureFailed, match="does not exist"):
         _capture(kafka_bootstrap, f"no-such-topic-{uuid.uuid4().hex[:8]}")
+
+
+def test_cli_capture_once_to_a_file_and_again(kafka_bootstrap, offsets_log, tmp_path, capsys) -> None:
+    from streaming.cli.main import main
+
+    topic = offsets_log[0]
+    out = tmp_path / "history.jsonl"
+    argv = ["capture", "--bootstrap", kafka_bootstrap, "--offsets-topic", topic, "--once", "--out", str(out)]
+    assert main(argv) == 0
+    first = out.read_text()
+    assert [json.loads(line) for line in first.splitlines()] == _capture(kafka_bootstrap, topic)[0]
+    assert "capture: " in capsys.readouterr().err
+    assert main(argv) == 0  # continued: nothing new in the topic, nothing written twice
+    assert out.read_text() == first
+    assert main([*argv, "--groups", "("]) == 2
+    assert "--groups" in capsys.readouterr().err
