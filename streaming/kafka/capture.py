@@ -95,10 +95,11 @@ def written_positions(path: Path) -> dict[int, int]:
     return positions
 
 
-def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] = sys.stderr,
+def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] | None = None,
                     resume: Mapping[int, int] | None = None,
                     stop: Callable[[], bool] = lambda: False) -> Translator:
     """Runs the capture until `--once` is satisfied or `stop()`; returns the translator (its stats)."""
+    progress = progress or sys.stderr
     base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
     consumer = committed_consumer(base, allow_auto_create_topics=False)
     admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
