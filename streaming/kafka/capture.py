@@ -15,10 +15,12 @@ removed records in between (compaction of the offsets topic keeps only the lates
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +51,22 @@ class CaptureFailed(RuntimeError):
 
 
 class TopicMetadata:
-    """Partition counts from Metadata requests (never auto-creating a topic); None = the topic does not exist."""
+    """Partition counts from Metadata requests (never auto-creating a topic); None = the topic does not exist.
+    Also topic id -> name, for KIP-848 records whose group has no PartitionMetadata record (Kafka 4.1+ stopped
+    writing it, KIP-1101): one Metadata request for all topics per unknown id, misses remembered."""
 
     def __init__(self, admin: KafkaAdminClient) -> None:
         self.admin = admin
         self.counts: dict[str, int | None] = {}
+        self.names: dict[str, str | None] = {}
+
+    def name_of_id(self, topic_id: str) -> str | None:
+        if topic_id not in self.names:
+            self.names[topic_id] = None
+            for t in self.admin.describe_topics():
+                if t.get("topic_id") is not None and t.get("error_code", 0) == 0:
+                    self.names[kafka_topic_id(t["topic_id"])] = t["name"]
+        return self.names[topic_id]
 
     def count(self, topic: str) -> int | None:
         if topic not in self.counts:
@@ -75,6 +88,11 @@ class TopicMetadata:
             if t.get("error_code", 0) == 0 and t.get("partitions"):
                 out[t["name"]] = len(t["partitions"])
         return out
+
+
+def kafka_topic_id(value: uuid.UUID) -> str:
+    """A topic id as Kafka prints it (URL-safe base64, no padding), as the decoder gives it."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
 def written_positions(path: Path) -> dict[int, int]:
@@ -105,7 +123,7 @@ def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] |
     admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
     try:
         metadata = TopicMetadata(admin)
-        translator = Translator(settings.offsets_topic, settings.groups, metadata.count)
+        translator = Translator(settings.offsets_topic, settings.groups, metadata.count, metadata.name_of_id)
         _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop)
         return translator
     finally:

@@ -16,7 +16,8 @@ completes:
   becomes one ``generation`` event, its target assignment as ``assigned``, each member's current assignment
   as ``owned``, and the group's server assignor as ``protocol`` (``uniform``; the broker's ``range`` is the
   library's ``server-range``). Topic ids resolve through the group's PartitionMetadata record (type 4),
-  whose partition counts also give ``partitions`` events; a tombstone of the group epoch record (type 3) is
+  whose partition counts also give ``partitions`` events, else through cluster metadata (`topic_name`; an
+  id nobody names stays as the id and is counted); a tombstone of the group epoch record (type 3) is
   ``delete_group``.
 - before a group's ``generation`` event, a ``partitions`` event carries the partition counts of its topics
   that the group has not been told yet (from cluster metadata, see `metadata`); a later metadata change gives
@@ -131,10 +132,12 @@ class Translator:
     """Coordinator records in, membership events out (see the module docstring)."""
 
     def __init__(self, topic: str, groups: re.Pattern[str] | None = None,
-                 partition_count: Callable[[str], int | None] = lambda _t: None) -> None:
+                 partition_count: Callable[[str], int | None] = lambda _t: None,
+                 topic_name: Callable[[str], str | None] = lambda _id: None) -> None:
         self.topic = topic
         self.groups = groups
         self.partition_count = partition_count  # cluster metadata: topic -> partition count (None: unknown)
+        self.topic_name = topic_name  # cluster metadata: topic id -> name, when no PartitionMetadata names it
         self.state: dict[str, _Group] = {}
         self.stats: Counter[str] = Counter()
 
@@ -265,7 +268,7 @@ class Translator:
     def _names(self, st: _Group, partitions: TopicIdPartitions) -> dict[str, list[int]]:
         named = []
         for topic_id, parts in partitions:
-            name = st.topic_names.get(topic_id)
+            name = st.topic_names.get(topic_id) or self.topic_name(topic_id)
             if name is None:
                 self.stats["unresolved_topic_ids"] += 1
                 name = topic_id

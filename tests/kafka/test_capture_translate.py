@@ -90,3 +90,17 @@ def test_a_captured_log_replays_and_observed_changes_reproduce_the_recorded_assi
     assert [(o["group"], o["generation"], o["skipped_generations"]) for o in gaps] == [("orders", 5, 2)]
     assert {(o["group"], o["strategy"]) for o in outputs} >= {
         (g, s) for g in ("orders", "payments", "legacy", "clicks") for s in ("observed", "sticky", "range")}
+
+
+def test_topic_ids_without_partition_metadata_resolve_through_cluster_metadata() -> None:
+    """Kafka 4.1+ writes no PartitionMetadata record: ids are named by Metadata, counts too."""
+    records = [(k, v) for k, v in hist.history(TOPICS) if k is None or k[:2] != b"\x00\x04"]
+    tr = Translator("__consumer_offsets", partition_count={"clicks": 4}.get,
+                    topic_name={hist.CLICKS_ID_TEXT: "clicks"}.get)
+    events = []
+    for offset, (key, value) in enumerate(records):
+        out = tr.record(key, value, 0, offset, 777)
+        events += [] if isinstance(out, Undecodable) else [e for e in out if e["group"] == "clicks"]
+    for e in events:
+        e.pop("source")
+    assert events == hist.expected_events(TOPICS)["clicks"] and tr.stats["unresolved_topic_ids"] == 0
