@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.source != "offsets":
-        raise UsageError("--source describe is not available yet; use --source offsets")
     try:
         groups = re.compile(args.groups) if args.groups is not None else None
     except re.error as exc:
@@ -20,24 +19,34 @@ def run(args: argparse.Namespace) -> int:
     if args.poll_interval <= 0:
         raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
-    from streaming.kafka.capture import CaptureFailed, CaptureSettings, capture_offsets, written_positions
+    from streaming.kafka.capture import (
+        CaptureFailed,
+        CaptureSettings,
+        capture_describe,
+        capture_offsets,
+        written_events,
+        written_positions,
+    )
 
     settings = CaptureSettings(args.bootstrap, args.offsets_topic, groups, args.once, args.poll_interval,
                                args.strict, options)
-    try:
-        if args.out == "-":
-            capture_offsets(settings, sys.stdout)
-            return 0
+    previous = []
+    if args.out != "-":
         path = Path(args.out)
         try:
-            resume = written_positions(path)
+            previous = written_events(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"--out {path}: cannot continue this file ({exc})") from None
-        with open(path, "a", encoding="utf-8") as out:
-            capture_offsets(settings, out, resume=resume)
+    try:
+        with open(args.out, "a", encoding="utf-8") if args.out != "-" else nullcontext(sys.stdout) as out:
+            if args.source == "describe":
+                capture_describe(settings, out, previous=previous)
+            else:
+                capture_offsets(settings, out, resume=written_positions(previous))
     except CaptureFailed as exc:
         print(f"rebalance capture: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         pass  # every event is written and flushed per poll: stopping here loses nothing
     return 0
+

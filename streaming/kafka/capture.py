@@ -1,4 +1,4 @@
-"""`rebalance capture --source offsets`: tail the offsets topic, translate, write events (contract §5).
+"""`rebalance capture`: tail the offsets topic (or poll DescribeGroups), translate, write events (contract §5).
 
 The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
 transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
@@ -6,6 +6,11 @@ end offsets taken at start. Records go through `streaming.kafka.coordinator_even
 order per partition (all of a group's records share a partition, so per-group order is kept). Partition
 counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
 interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
+
+`--source describe` polls ListGroups + DescribeGroups every poll interval, for clusters whose offsets topic
+is not readable: a Stable or Empty consumer group whose members or assignments differ from the last poll
+becomes a `generation` event (numbered by the capture), a group that disappeared a `delete_group`. It only
+sees what is there at each poll.
 
 Restart of a file capture: when the output file already holds events, it is read back first; the records
 up to the last captured position of each partition are replayed into the translator (to rebuild its
@@ -24,12 +29,13 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
+from streaming.kafka.coordinator_records import MemberMetadata
 from streaming.kafka.options import to_kafka_python
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -95,19 +101,24 @@ def kafka_topic_id(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
-def written_positions(path: Path) -> dict[int, int]:
-    """Per offsets-topic partition, the last record position an existing capture file holds events of;
-    a torn last line (the previous run died mid-write) is cut off."""
-    positions: dict[int, int] = {}
+def written_events(path: Path) -> list[Event]:
+    """The events an earlier capture wrote to `path` (none if it does not exist); a torn last line (the
+    previous run died mid-write) is cut off the file."""
     if not path.exists():
-        return positions
+        return []
     data = path.read_bytes()
     keep = data.rfind(b"\n") + 1
     if keep != len(data):
         with open(path, "r+b") as f:
             f.truncate(keep)
-    for line in data[:keep].splitlines():
-        source = json.loads(line).get("source")
+    return [json.loads(line) for line in data[:keep].splitlines() if line.strip()]
+
+
+def written_positions(events: Iterable[Event]) -> dict[int, int]:
+    """Per offsets-topic partition, the last record position the events of an earlier capture came from."""
+    positions: dict[int, int] = {}
+    for ev in events:
+        source = ev.get("source")
         if source:
             positions[source["partition"]] = max(positions.get(source["partition"], -1), source["offset"])
     return positions
@@ -186,3 +197,70 @@ def _report(translator: Translator, progress: IO[str], consumer: KafkaConsumer, 
           f"{s['offset_commits']} offset commits, {s['non_consumer_groups']} non-consumer group records, "
           f"{s['other_record_types']} other record types, {s['undecodable']} undecodable",
           file=progress, flush=True)
+
+
+class _RawDescribeAdmin(KafkaAdminClient):
+    """DescribeGroups with the members' protocol bytes left as they came, for our own decoder (kafka-python
+    decodes them into its own structs, and not the sticky userData). Overrides a private hook of
+    kafka-python (pinned >=3.0.12,<4 in pyproject.toml)."""
+
+    def _describe_groups_process_response(self, response: Any) -> dict[str, Any]:
+        return {group.group_id: group for group in response.groups}
+
+
+def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] | None = None,
+                     previous: Iterable[Event] = (), stop: Callable[[], bool] = lambda: False) -> Translator:
+    """Polls until `stop()` (`--once`: one poll), continuing after the `previous` events of an earlier run;
+    returns the translator (its stats)."""
+    progress = progress or sys.stderr
+    admin = _RawDescribeAdmin(**to_kafka_python({**settings.kafka_options, "bootstrap.servers": settings.bootstrap},
+                                                "admin"))
+    try:
+        metadata = TopicMetadata(admin)
+        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id)
+        translator.seed(previous)
+        while True:
+            events, bad = describe_poll(admin, translator, metadata, progress)
+            _write(out, events)
+            if bad and settings.strict:
+                raise CaptureFailed(f"{bad[0]} (--strict)")
+            s = translator.stats
+            print(f"capture: poll done; {s['generation_events']} generations in {len(translator.state)} groups",
+                  file=progress, flush=True)
+            if settings.once:
+                return translator
+            deadline = time.monotonic() + settings.poll_interval
+            while time.monotonic() < deadline:
+                if stop():
+                    return translator
+                time.sleep(min(0.2, settings.poll_interval))
+    finally:
+        admin.close()
+
+
+def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: TopicMetadata,
+                  progress: IO[str]) -> tuple[list[Event], list[str]]:
+    """One ListGroups + DescribeGroups round (and a metadata refresh): the events it completes, and the
+    reasons of the groups whose member data could not be decoded (reported, skipped)."""
+    now = int(time.time() * 1000)
+    bad: list[str] = []
+    listed = [g["group_id"] for g in admin.list_groups() if g.get("protocol_type") == "consumer"]
+    wanted = [g for g in listed if translator.groups is None or translator.groups.search(g)]
+    events: list[Event] = []
+    for group in sorted(set(translator.state) - set(wanted)):
+        events.extend(translator.gone(group, now))
+    described = admin.describe_groups(wanted) if wanted else {}
+    for group in wanted:
+        d = described.get(group)
+        if d is None or d.error_code or d.protocol_type != "consumer" or d.group_state not in ("Stable", "Empty"):
+            continue  # mid-rebalance (or gone meanwhile): the next poll sees how it ends
+        members = [MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host, -1, -1,
+                                  m.member_metadata, m.member_assignment) for m in d.members]
+        got = translator.described(group, d.protocol_data or None, members, now)
+        if isinstance(got, Undecodable):
+            print(f"capture: undecodable DescribeGroups member data: {got.reason}", file=progress, flush=True)
+            bad.append(got.reason)
+            continue
+        events.extend(got)
+    events.extend(translator.metadata(metadata.refresh(), now))
+    return events, bad

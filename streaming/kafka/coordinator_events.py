@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,13 @@ class Undecodable:
     partition: int
     offset: int
     reason: str
+
+
+def _sourced(event: Event, source: dict | None) -> Event:
+    """The event with the offsets-topic position it came from (none for polled snapshots)."""
+    if source is not None:
+        event["source"] = source
+    return event
 
 
 def _by_topic(partitions: TopicPartitions) -> dict[str, list[int]]:
@@ -172,7 +179,8 @@ class Translator:
         self.stats["undecodable"] += 1
         return Undecodable(partition, offset, reason)
 
-    def _classic(self, group: str, v: GroupMetadataValue | None, source: dict, timestamp: int) -> list[Event]:
+    def _classic(self, group: str, v: GroupMetadataValue | None, source: dict | None,
+                 timestamp: int) -> list[Event]:
         if v is None:
             return self._delete(group, source, timestamp)
         if v.protocol_type != "consumer":
@@ -202,18 +210,19 @@ class Translator:
         return out
 
     def _generation(self, group: str, st: _Group, generation: int, protocol: str | None, leader: str | None,
-                    members: dict[str, dict[str, Any]], source: dict, ts: int,
+                    members: dict[str, dict[str, Any]], source: dict | None, ts: int,
                     counts: Mapping[str, int] | None = None) -> list[Event]:
         out = self._partitions_for(group, st, members, counts, source, ts)
         st.generation = generation
         st.members = members
-        out.append({"group": group, "type": "generation", "generation": generation, "protocol_type": "consumer",
-                    "protocol": protocol, "leader": leader, "ts": ts, "members": members, "source": source})
+        out.append(_sourced({"group": group, "type": "generation", "generation": generation,
+                             "protocol_type": "consumer", "protocol": protocol, "leader": leader, "ts": ts,
+                             "members": members}, source))
         self.stats["generation_events"] += 1
         return out
 
     def _partitions_for(self, group: str, st: _Group, members: Mapping[str, Mapping[str, Any]],
-                        counts: Mapping[str, int] | None, source: dict, ts: int) -> list[Event]:
+                        counts: Mapping[str, int] | None, source: dict | None, ts: int) -> list[Event]:
         """A `partitions` event with the counts of the group's topics it has not been told yet."""
         topics: dict[str, None] = {}
         for m in members.values():
@@ -227,13 +236,48 @@ class Translator:
         if not new:
             return []
         st.told.update(new)
-        return [{"group": group, "type": "partitions", "partitions": new, "ts": ts, "source": source}]
+        return [_sourced({"group": group, "type": "partitions", "partitions": new, "ts": ts}, source)]
 
-    def _delete(self, group: str, source: dict, ts: int) -> list[Event]:
+    def _delete(self, group: str, source: dict | None, ts: int) -> list[Event]:
         if self.state.pop(group, None) is None:
             self.stats["tombstones_of_unknown_groups"] += 1
             return []
-        return [{"group": group, "type": "delete_group", "ts": ts, "source": source}]
+        return [_sourced({"group": group, "type": "delete_group", "ts": ts}, source)]
+
+    # ---------------------------------------------------------------------------- DescribeGroups polls
+
+    def described(self, group: str, protocol: str | None, members: Iterable[MemberMetadata],
+                  ts: int) -> list[Event] | Undecodable:
+        """A DescribeGroups snapshot of a classic consumer group that is Stable or Empty: a `generation` event
+        when it differs from the last one (numbered by the capture: DescribeGroups carries no generation, so
+        `skipped_generations` cannot be known, and a rebalance that changed nothing is not seen)."""
+        try:
+            decoded = {m.member_id: _classic_member(protocol, m) for m in members}
+        except CoordinatorRecordError as err:
+            return self._undecodable(-1, -1, f"group {group!r}: {err}")
+        st = self.state.setdefault(group, _Group())
+        if st.generation is not None and decoded == st.members:
+            return []
+        return self._generation(group, st, (st.generation or 0) + 1, protocol, None, decoded, None, ts)
+
+    def seed(self, events: Iterable[Event]) -> None:
+        """Continue after events this translator wrote before (a restarted `--source describe` capture):
+        the last generation, membership and partition counts told to each group."""
+        for ev in events:
+            kind, group = ev.get("type"), ev.get("group")
+            if kind == "delete_group":
+                self.state.pop(group, None)
+            elif kind == "generation":
+                st = self.state.setdefault(group, _Group())
+                st.generation, st.members = ev["generation"], ev["members"]
+            elif kind == "partitions":
+                self.state.setdefault(group, _Group()).told.update(ev["partitions"])
+            elif kind == "delete_topic" and group in self.state:
+                self.state[group].told.pop(ev["topic"], None)
+
+    def gone(self, group: str, ts: int) -> list[Event]:
+        """A group that no longer exists (DescribeGroups polling): `delete_group` if it was captured."""
+        return self._delete(group, None, ts)
 
     # ---------------------------------------------------------------------------------- KIP-848 groups
 

@@ -70,7 +70,7 @@ def test_capture_once_emits_the_expected_events_in_order_per_group(kafka_bootstr
 
 
 def test_a_restarted_capture_writes_nothing_twice(kafka_bootstrap, offsets_log, tmp_path) -> None:
-    from streaming.kafka.capture import written_positions
+    from streaming.kafka.capture import written_events, written_positions
 
     topic = offsets_log[0]
     full, _ = _capture(kafka_bootstrap, topic)
@@ -78,7 +78,7 @@ def test_a_restarted_capture_writes_nothing_twice(kafka_bootstrap, offsets_log, 
     half = len(full) // 2
     path.write_text("".join(json.dumps(ev) + "\n" for ev in full[:half]) + '{"group": "torn')
     with open(path, "a") as f:
-        rest, _ = _capture(kafka_bootstrap, topic, resume=written_positions(path))
+        rest, _ = _capture(kafka_bootstrap, topic, resume=written_positions(written_events(path)))
         for ev in rest:
             f.write(json.dumps(ev) + "\n")
     assert [json.loads(line) for line in path.read_text().splitlines()] == full
