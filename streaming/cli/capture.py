@@ -12,6 +12,9 @@ from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.events_topic is not None:
+        raise UsageError("--events-topic is not available yet; capture with --out FILE, then "
+                         "`rebalance load FILE --bootstrap ... --topic TOPIC`")
     try:
         groups = re.compile(args.groups) if args.groups is not None else None
     except re.error as exc:
