@@ -31,6 +31,7 @@ _I8 = Struct(">b")
 _I16 = Struct(">h")
 _I32 = Struct(">i")
 _I64 = Struct(">q")
+_UUIDS: dict[bytes, str] = {}  # topic id bytes -> Kafka's text form
 
 TopicPartitions = tuple[tuple[str, tuple[int, ...]], ...]  # ((topic, (partition, ...)), ...) in record order
 TopicIdPartitions = tuple[tuple[str, tuple[int, ...]], ...]  # ((topic id, (partition, ...)), ...)
@@ -60,33 +61,37 @@ class _Reader:
     def fail(self, field: str, reason: str, at: int | None = None) -> NoReturn:
         raise CoordinatorRecordError(f"{self.where}.{field}", self.pos if at is None else at, reason)
 
-    def _need(self, n: int, field: str) -> None:
-        if self.pos + n > self.end:
-            self.fail(field, f"needs {n} bytes, {self.end - self.pos} left")
+    def _short(self, n: int, field: str) -> NoReturn:
+        self.fail(field, f"needs {n} bytes, {self.end - self.pos} left")
 
+    # the fixed-width readers are inlined (no helper calls): they run once per field of every record
     def int8(self, field: str) -> int:
-        self._need(1, field)
-        v = _I8.unpack_from(self.buf, self.pos)[0]
-        self.pos += 1
-        return v
+        pos = self.pos
+        if pos + 1 > self.end:
+            self._short(1, field)
+        self.pos = pos + 1
+        return _I8.unpack_from(self.buf, pos)[0]
 
     def int16(self, field: str) -> int:
-        self._need(2, field)
-        v = _I16.unpack_from(self.buf, self.pos)[0]
-        self.pos += 2
-        return v
+        pos = self.pos
+        if pos + 2 > self.end:
+            self._short(2, field)
+        self.pos = pos + 2
+        return _I16.unpack_from(self.buf, pos)[0]
 
     def int32(self, field: str) -> int:
-        self._need(4, field)
-        v = _I32.unpack_from(self.buf, self.pos)[0]
-        self.pos += 4
-        return v
+        pos = self.pos
+        if pos + 4 > self.end:
+            self._short(4, field)
+        self.pos = pos + 4
+        return _I32.unpack_from(self.buf, pos)[0]
 
     def int64(self, field: str) -> int:
-        self._need(8, field)
-        v = _I64.unpack_from(self.buf, self.pos)[0]
-        self.pos += 8
-        return v
+        pos = self.pos
+        if pos + 8 > self.end:
+            self._short(8, field)
+        self.pos = pos + 8
+        return _I64.unpack_from(self.buf, pos)[0]
 
     def uvarint(self, field: str) -> int:
         """Unsigned varint of at most 5 bytes (Kafka's ``ByteUtils.readUnsignedVarint``)."""
@@ -122,6 +127,18 @@ class _Reader:
         return n
 
     def string(self, field: str, compact: bool = False) -> str:
+        pos = self.pos
+        if not compact and pos + 2 <= self.end:  # fast path: int16 length, ASCII/UTF-8 that fits
+            n = _I16.unpack_from(self.buf, pos)[0]
+            start = pos + 2
+            if 0 <= n <= self.end - start:
+                try:
+                    value = self.buf[start:start + n].decode("utf-8")
+                except UnicodeDecodeError:
+                    pass  # the slow path names the field
+                else:
+                    self.pos = start + n
+                    return value
         n = self._length(field, compact, False, 2)
         return self._utf8(field, n)  # type: ignore[arg-type]
 
@@ -163,10 +180,16 @@ class _Reader:
 
     def uuid(self, field: str) -> str:
         """A topic id as Kafka prints it (``Uuid.toString``: URL-safe base64 without padding)."""
-        self._need(16, field)
+        if self.pos + 16 > self.end:
+            self._short(16, field)
         raw = self.buf[self.pos:self.pos + 16]
         self.pos += 16
-        return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+        text = _UUIDS.get(raw)
+        if text is None:
+            if len(_UUIDS) >= 65536:  # a bounded cache: a cluster has few topic ids, garbage has many
+                _UUIDS.clear()
+            text = _UUIDS[raw] = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+        return text
 
     def tagged_fields(self, field: str, known: frozenset[int] = frozenset()) -> dict[int, _Reader]:
         """Skips a tagged-field section; returns a reader over each tag in `known` that is present."""
@@ -179,7 +202,8 @@ class _Reader:
                 self.fail(f"{field}.tag", f"tag {tag} out of order after {last}", at)
             last = tag
             size = self.uvarint(f"{field}.tag{tag}.size")
-            self._need(size, f"{field}.tag{tag}")
+            if self.pos + size > self.end:
+                self._short(size, f"{field}.tag{tag}")
             if tag in known:
                 found[tag] = _Reader(self.buf, f"{self.where}.{field}.tag{tag}", self.pos, self.pos + size)
             self.pos += size
