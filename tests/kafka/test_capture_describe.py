@@ -22,7 +22,8 @@ pytestmark = pytest.mark.kafka
 
 
 class Member(threading.Thread, ConsumerRebalanceListener):
-    """One consumer of the group polling in a thread; `assigned` is what its last on-assign callback got."""
+    """One consumer of the group polling in a thread; `assigned` is what it holds after its last on-assign
+    callback (None between a revocation and the next assignment)."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, assignor: type) -> None:
         threading.Thread.__init__(self, daemon=True)
@@ -38,8 +39,9 @@ class Member(threading.Thread, ConsumerRebalanceListener):
         self.assigned = None
 
     def on_partitions_assigned(self, assigned) -> None:
+        # the whole assignment after the callback's additions (a cooperative callback gets only those)
         out: dict[str, list[int]] = {}
-        for tp in assigned:
+        for tp in self.consumer.assignment():
             out.setdefault(tp.topic, []).append(tp.partition)
         self.assigned = {t: sorted(p) for t, p in out.items()}
 
