@@ -75,6 +75,14 @@ def _sourced(event: Event, source: dict | None) -> Event:
     return event
 
 
+def _by_instance(members: Mapping[str, Mapping[str, Any]]) -> list[Any] | None:
+    """The membership with static members keyed by instance id instead of member id (None if a member is
+    not static): equal for two snapshots that differ only by static members' new member ids."""
+    if not all(m.get("instance_id") for m in members.values()):
+        return None
+    return sorted((m["instance_id"], sorted((k, repr(v)) for k, v in m.items())) for m in members.values())
+
+
 def _by_topic(partitions: TopicPartitions) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for topic, parts in partitions:
@@ -193,7 +201,7 @@ class Translator:
             return self._same_generation(group, st, members, source, ts)
         return self._generation(group, st, v.generation, v.protocol, v.leader, members, source, ts)
 
-    def _same_generation(self, group: str, st: _Group, members: dict[str, dict[str, Any]], source: dict,
+    def _same_generation(self, group: str, st: _Group, members: dict[str, dict[str, Any]], source: dict | None,
                          ts: int) -> list[Event]:
         """A re-stored generation: only a static member's new member id is news (KIP-345 replacement)."""
         out = []
@@ -201,8 +209,8 @@ class Translator:
         for mid, m in members.items():
             old = by_instance.get(m.get("instance_id"))
             if mid not in st.members and old is not None:
-                out.append({"group": group, "type": "join", "member": mid, "topics": m["topics"], "rack": m["rack"],
-                            "instance_id": m["instance_id"], "ts": ts, "source": source})
+                out.append(_sourced({"group": group, "type": "join", "member": mid, "topics": m["topics"],
+                                     "rack": m["rack"], "instance_id": m["instance_id"], "ts": ts}, source))
         if out:
             st.members = members
         else:
@@ -258,6 +266,8 @@ class Translator:
         st = self.state.setdefault(group, _Group())
         if st.generation is not None and decoded == st.members:
             return []
+        if st.generation is not None and _by_instance(decoded) == _by_instance(st.members):
+            return self._same_generation(group, st, decoded, None, ts)  # static members back under new ids
         return self._generation(group, st, (st.generation or 0) + 1, protocol, None, decoded, None, ts)
 
     def seed(self, events: Iterable[Event]) -> None:

@@ -104,3 +104,26 @@ def test_topic_ids_without_partition_metadata_resolve_through_cluster_metadata()
     for e in events:
         e.pop("source")
     assert events == hist.expected_events(TOPICS)["clicks"] and tr.stats["unresolved_topic_ids"] == 0
+
+
+def test_describe_snapshots_number_generations_and_see_static_replacements() -> None:
+    import coordinator_encoder as enc
+
+    from streaming.kafka.coordinator_records import MemberMetadata
+
+    def member(mid: str, instance: str | None, parts: list[int]) -> MemberMetadata:
+        return MemberMetadata(mid, instance, "app", "/h", -1, -1, enc.subscription(1, ["orders"]),
+                              enc.assignment(0, [("orders", parts)]))
+
+    tr = Translator("", partition_count=COUNTS.get)
+    first = tr.described("g", "range", [member("a", "i-a", [0, 1]), member("b", "i-b", [2])], 10)
+    assert [e["type"] for e in first] == ["partitions", "generation"] and first[1]["generation"] == 1
+    assert "source" not in first[1]
+    assert tr.described("g", "range", [member("a", "i-a", [0, 1]), member("b", "i-b", [2])], 20) == []
+    # b restarted under a new member id with its instance id: no rebalance, a join that replaces it
+    assert tr.described("g", "range", [member("a", "i-a", [0, 1]), member("b2", "i-b", [2])], 30) == [
+        {"group": "g", "type": "join", "member": "b2", "topics": ["orders"], "rack": None, "instance_id": "i-b",
+         "ts": 30}]
+    moved = tr.described("g", "range", [member("a", "i-a", [0]), member("b2", "i-b", [1, 2])], 40)
+    assert [(e["type"], e.get("generation")) for e in moved] == [("generation", 2)]
+    assert tr.gone("g", 50) == [{"group": "g", "type": "delete_group", "ts": 50}] and tr.gone("g", 60) == []
