@@ -246,7 +246,8 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
     bad: list[str] = []
     listed = [g["group_id"] for g in admin.list_groups() if g.get("protocol_type") == "consumer"]
     wanted = [g for g in listed if translator.groups is None or translator.groups.search(g)]
-    events: list[Event] = []
+    # metadata first: a rebalance caused by a partition increase then follows the `partitions` event
+    events: list[Event] = translator.metadata(metadata.refresh(), now)
     for group in sorted(set(translator.state) - set(wanted)):
         events.extend(translator.gone(group, now))
     described = admin.describe_groups(wanted) if wanted else {}
@@ -262,5 +263,4 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
             bad.append(got.reason)
             continue
         events.extend(got)
-    events.extend(translator.metadata(metadata.refresh(), now))
     return events, bad

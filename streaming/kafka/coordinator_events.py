@@ -266,7 +266,8 @@ class Translator:
         st = self.state.setdefault(group, _Group())
         if st.generation is not None and decoded == st.members:
             return []
-        if st.generation is not None and _by_instance(decoded) == _by_instance(st.members):
+        static = _by_instance(decoded)
+        if st.generation is not None and static is not None and static == _by_instance(st.members):
             return self._same_generation(group, st, decoded, None, ts)  # static members back under new ids
         return self._generation(group, st, (st.generation or 0) + 1, protocol, None, decoded, None, ts)
 

@@ -4,12 +4,14 @@ each membership change settles, one DescribeGroups poll must give a `generation`
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
 
 import pytest
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka.admin import NewPartitions
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
@@ -25,11 +27,13 @@ class Member(threading.Thread, ConsumerRebalanceListener):
     """One consumer of the group polling in a thread; `assigned` is what it holds after its last on-assign
     callback (None between a revocation and the next assignment)."""
 
-    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, assignor: type) -> None:
+    def __init__(self, bootstrap: str, group: str, topic: str, client_id: str, assignor: type,
+                 instance_id: str | None = None) -> None:
         threading.Thread.__init__(self, daemon=True)
         self.consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, client_id=client_id,
                                       partition_assignment_strategy=[assignor], session_timeout_ms=10000,
-                                      heartbeat_interval_ms=300, enable_auto_commit=False)
+                                      heartbeat_interval_ms=300, enable_auto_commit=False,
+                                      group_instance_id=instance_id, metadata_max_age_ms=1000)
         self.consumer.subscribe([topic], listener=self)
         self.client_id = client_id
         self.assigned: dict[str, list[int]] | None = None
@@ -88,11 +92,11 @@ def test_describe_polls_give_the_assignments_the_clients_received(kafka_bootstra
     group = f"grp-{uuid.uuid4().hex[:8]}"
     admin = RecordingAdmin(bootstrap_servers=kafka_bootstrap)
     metadata = TopicMetadata(admin)
-    tr = Translator("", None, metadata.count)
+    tr = Translator("", re.compile(f"^{group}$"), metadata.count)  # other tests' groups live on the broker too
     members: list[Member] = []
     generations = []
 
-    def poll_and_check() -> None:
+    def poll_and_check() -> list[dict]:
         events, bad = describe_poll(admin, tr, metadata, progress=None)
         assert bad == []
         mine = [e for e in events if e["group"] == group]
@@ -116,6 +120,7 @@ def test_describe_polls_give_the_assignments_the_clients_received(kafka_bootstra
         assert gen[0]["protocol"] == assignor.name and all(
             m["topics"] == [topic] for m in gen[0]["members"].values())
         generations.append(gen[0]["generation"])
+        return mine
 
     try:
         for name in ("c1", "c2", "c3"):
@@ -132,11 +137,17 @@ def test_describe_polls_give_the_assignments_the_clients_received(kafka_bootstra
         members[-1].start()
         settled(admin, group, members, 5)
         poll_and_check()
+        if assignor is RangePartitionAssignor:  # a partition increase: metadata first, then the rebalance
+            admin.create_partitions({topic: NewPartitions(7)})
+            settled(admin, group, members, 7)
+            events = poll_and_check()
+            assert [e["type"] for e in events] == ["partitions", "generation"]
+            assert events[0]["partitions"] == {topic: 7}
         for m in members:
             m.stop()
         members.clear()
         events, _ = describe_poll(admin, tr, metadata, None)
-        assert generations == [1, 2, 3]
+        assert generations == ([1, 2, 3, 4] if assignor is RangePartitionAssignor else [1, 2, 3])
         # the group, now Empty (or already gone), gives an empty generation or a delete_group
         last = [(e["type"], e.get("members")) for e in events if e["group"] == group]
         assert last in ([("generation", {})], [("delete_group", None)]), last
@@ -172,3 +183,32 @@ def test_cli_describe_once(kafka_bootstrap, unique_topic, tmp_path, capsys) -> N
     ((_, solo),) = events[1]["members"].items()
     assert solo["assigned"] == {topic: [0, 1]}
     assert "poll done" in capsys.readouterr().err
+
+
+def test_a_restarted_static_member_is_captured_as_a_replacing_join(kafka_bootstrap, unique_topic) -> None:
+    topic = unique_topic("static", partitions=2)
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    admin = RecordingAdmin(bootstrap_servers=kafka_bootstrap)
+    metadata = TopicMetadata(admin)
+    tr = Translator("", re.compile(f"^{group}$"), metadata.count)
+    first = Member(kafka_bootstrap, group, topic, "s1", RangePartitionAssignor, instance_id="host-1")
+    first.start()
+    second = None
+    try:
+        settled(admin, group, [first], 2)
+        (gen,) = [e for e in describe_poll(admin, tr, metadata, None)[0] if e["type"] == "generation"]
+        (old_id,) = gen["members"]
+        first.stop()  # a static member leaves no LeaveGroup behind: the coordinator keeps its place
+        second = Member(kafka_bootstrap, group, topic, "s1", RangePartitionAssignor, instance_id="host-1")
+        second.start()
+        settled(admin, group, [second], 2)
+        events = [e for e in describe_poll(admin, tr, metadata, None)[0] if e["group"] == group]
+    finally:
+        for m in (first, second):
+            if m is not None:
+                m.stop()
+        admin.close()
+    new_id = admin.last[group].members[0].member_id
+    assert new_id != old_id
+    assert events == [{"group": group, "type": "join", "member": new_id, "topics": [topic], "rack": None,
+                       "instance_id": "host-1", "ts": events[0]["ts"]}]

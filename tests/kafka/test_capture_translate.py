@@ -127,3 +127,18 @@ def test_describe_snapshots_number_generations_and_see_static_replacements() -> 
     moved = tr.described("g", "range", [member("a", "i-a", [0]), member("b2", "i-b", [1, 2])], 40)
     assert [(e["type"], e.get("generation")) for e in moved] == [("generation", 2)]
     assert tr.gone("g", 50) == [{"group": "g", "type": "delete_group", "ts": 50}] and tr.gone("g", 60) == []
+
+
+def test_describe_snapshot_of_dynamic_members_that_left_is_a_generation() -> None:
+    import coordinator_encoder as enc
+
+    from streaming.kafka.coordinator_records import MemberMetadata
+
+    def member(mid: str, parts: list[int]) -> MemberMetadata:
+        return MemberMetadata(mid, None, "app", "/h", -1, -1, enc.subscription(1, ["orders"]),
+                              enc.assignment(0, [("orders", parts)]))
+
+    tr = Translator("", partition_count=COUNTS.get)
+    tr.described("g", "range", [member("a", [0]), member("b", [1]), member("c", [2])], 10)
+    left = tr.described("g", "range", [member("b", [0, 1]), member("c", [2])], 20)
+    assert [(e["type"], e["generation"], list(e["members"])) for e in left] == [("generation", 2, ["b", "c"])]
