@@ -204,3 +204,25 @@ def test_a_restarted_static_member_is_captured_as_a_replacing_join(kafka_bootstr
     assert new_id != old_id
     assert events == [{"group": group, "type": "join", "member": new_id, "topics": [topic], "rack": None,
                        "instance_id": "host-1", "ts": events[0]["ts"]}]
+
+
+def test_a_partition_increase_is_a_partitions_event_before_any_rebalance(kafka_bootstrap, unique_topic) -> None:
+    from kafka.admin import NewPartitions
+
+    topic = unique_topic("grown", partitions=2)
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    admin = RecordingAdmin(bootstrap_servers=kafka_bootstrap)
+    metadata = TopicMetadata(admin)
+    tr = Translator("", re.compile(f"^{group}$"), metadata.count)
+    member = Member(kafka_bootstrap, group, topic, "solo", RangePartitionAssignor)
+    member.start()
+    try:
+        settled(admin, group, [member], 2)
+        describe_poll(admin, tr, metadata, None)
+        admin.create_partitions({topic: NewPartitions(3)})
+        events, _ = describe_poll(admin, tr, metadata, None)
+    finally:
+        member.stop()
+        admin.close()
+    assert events[0] == {"group": group, "type": "partitions", "partitions": {topic: 3}, "ts": events[0]["ts"]}
+    assert all(e["type"] == "generation" for e in events[1:])  # the group's rebalance, if already done
