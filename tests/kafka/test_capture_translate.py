@@ -142,3 +142,28 @@ def test_describe_snapshot_of_dynamic_members_that_left_is_a_generation() -> Non
     tr.described("g", "range", [member("a", [0]), member("b", [1]), member("c", [2])], 10)
     left = tr.described("g", "range", [member("b", [0, 1]), member("c", [2])], 20)
     assert [(e["type"], e["generation"], list(e["members"])) for e in left] == [("generation", 2, ["b", "c"])]
+
+
+def test_fuzzed_histories_never_break_the_translator() -> None:
+    """Bit flips, truncations, dropped and repeated records: every record gives events or `Undecodable`."""
+    import random
+
+    rng = random.Random(10)
+    base = hist.history(TOPICS)
+    for _ in range(150):
+        tr = Translator("__consumer_offsets", partition_count=COUNTS.get)
+        records = [r for r in base if rng.random() > 0.1]
+        records += rng.sample(base, 5)
+        if rng.random() < 0.3:
+            rng.shuffle(records)
+        for offset, (key, value) in enumerate(records):
+            if value is not None and rng.random() < 0.2:
+                mutated = bytearray(value)
+                if rng.random() < 0.5:
+                    del mutated[rng.randrange(len(mutated)):]
+                else:
+                    mutated[rng.randrange(len(mutated))] ^= 1 << rng.randrange(8)
+                value = bytes(mutated)
+            out = tr.record(key, value, 0, offset, 777)
+            assert isinstance(out, (list, Undecodable))
+        tr.metadata({"orders": 5, "payments": None}, 1)
