@@ -33,12 +33,14 @@ from typing import IO, Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
+from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
 from streaming.kafka.coordinator_records import MemberMetadata
 from streaming.kafka.options import to_kafka_python
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_EVENT_LIMIT = Limits().max_event_bytes
 
 
 @dataclass
@@ -166,7 +168,7 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
                     print(f"capture: undecodable record at {topic}/{got.partition}@{got.offset}: {got.reason}",
                           file=progress, flush=True)
                     if settings.strict:
-                        _write(out, events)
+                        _write(out, events, progress)
                         raise CaptureFailed(f"undecodable record at {topic}/{got.partition}@{got.offset} (--strict)")
                 elif rec.offset > resume.get(tp.partition, -1):
                     events.extend(got)
@@ -174,15 +176,21 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
         if not settings.once and now - last_poll >= settings.poll_interval:
             last_poll = now
             events.extend(translator.metadata(metadata.refresh(), int(time.time() * 1000)))
-        _write(out, events)
+        _write(out, events, progress)
         if now - last_report >= 5.0:
             last_report = now
             _report(translator, progress, consumer, tps, end)
     _report(translator, progress, consumer, tps, end)
 
 
-def _write(out: IO[str], events: Iterable[Event]) -> None:
+def _write(out: IO[str], events: list[Event], progress: IO[str] | None = None) -> None:
     lines = [_ENCODER.encode(ev) + "\n" for ev in events]
+    for ev, line in zip(events, lines, strict=True):
+        size = len(line.encode("utf-8")) - 1
+        if size > _EVENT_LIMIT:  # written anyway: the limit is the pipeline's and can be raised there
+            print(f"capture: the {ev['type']} event of group {ev['group']!r} is {size} bytes, above the "
+                  f"{_EVENT_LIMIT}-byte event limit of replay/serve (Limits.max_event_bytes)",
+                  file=progress or sys.stderr, flush=True)
     if lines:
         out.write("".join(lines))
         out.flush()
@@ -221,7 +229,7 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
         translator.seed(previous)
         while True:
             events, bad = describe_poll(admin, translator, metadata, progress)
-            _write(out, events)
+            _write(out, events, progress)
             if bad and settings.strict:
                 raise CaptureFailed(f"{bad[0]} (--strict)")
             s = translator.stats

@@ -167,3 +167,15 @@ def test_fuzzed_histories_never_break_the_translator() -> None:
             out = tr.record(key, value, 0, offset, 777)
             assert isinstance(out, (list, Undecodable))
         tr.metadata({"orders": 5, "payments": None}, 1)
+
+
+def test_events_above_the_pipeline_limit_are_written_and_reported() -> None:
+    import io
+
+    from streaming.kafka.capture import _write
+
+    out, err = io.StringIO(), io.StringIO()
+    big = {"group": "g", "type": "generation", "generation": 1, "members": {"m": {"topics": ["t" * 1_100_000]}}}
+    _write(out, [{"group": "g", "type": "delete_group"}, big], err)
+    assert len(out.getvalue().splitlines()) == 2
+    assert "generation event of group 'g' is" in err.getvalue() and "delete_group" not in err.getvalue()
