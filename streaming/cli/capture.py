@@ -12,9 +12,11 @@ from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.events_topic is not None:
-        raise UsageError("--events-topic is not available yet; capture with --out FILE, then "
-                         "`rebalance load FILE --bootstrap ... --topic TOPIC`")
+    if args.events_topic is not None and args.source != "offsets":
+        raise UsageError("--events-topic needs --source offsets (describe: capture with --out FILE, then "
+                         "`rebalance load FILE --bootstrap ... --topic TOPIC`)")
+    if args.events_topic is not None and args.out != "-":
+        raise UsageError("give --out or --events-topic, not both")
     try:
         groups = re.compile(args.groups) if args.groups is not None else None
     except re.error as exc:
@@ -23,8 +25,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
     from streaming.kafka.capture import (
+        MARKER_TOPIC,
         CaptureFailed,
         CaptureSettings,
+        EventsTopic,
         capture_describe,
         capture_offsets,
         written_events,
@@ -41,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise UsageError(f"--out {path}: cannot continue this file ({exc})") from None
     try:
+        if args.events_topic is not None:
+            capture_offsets(settings, EventsTopic(settings, args.events_topic, MARKER_TOPIC))
+            return 0
         with open(args.out, "a", encoding="utf-8") if args.out != "-" else nullcontext(sys.stdout) as out:
             if args.source == "describe":
                 capture_describe(settings, out, previous=previous)

@@ -102,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", default=None, metavar="REGEX", help="only groups whose id matches (re.search)")
     p.add_argument("--out", default="-", metavar="FILE.jsonl",
                    help="JSONL events; an existing file is continued where it stopped; '-' = stdout (default)")
-    p.add_argument("--events-topic", default=None, metavar="TOPIC", help="not available yet: use --out, then load")
+    p.add_argument("--events-topic", default=None, metavar="TOPIC",
+                   help="write the events to this topic instead, exactly once for read_committed readers "
+                        "(--source offsets; continues where it stopped)")
     p.add_argument("--once", action="store_true", help="capture what is there now, then exit")
     p.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
                    help="metadata (and describe) polling period (default: %(default)s)")

@@ -12,6 +12,11 @@ is not readable: a Stable or Empty consumer group whose members or assignments d
 becomes a `generation` event (numbered by the capture), a group that disappeared a `delete_group`. It only
 sees what is there at each poll.
 
+`--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
+together with a marker holding the offsets-topic positions they came from, in ONE transaction
+(`streaming.kafka.transactions`, the Spark sink's pattern); a restarted capture resumes from the last
+committed marker, so a `read_committed` reader sees every event once.
+
 Restart of a file capture: when the output file already holds events, it is read back first; the records
 up to the last captured position of each partition are replayed into the translator (to rebuild its
 state) without writing their events again, so nothing is lost or repeated - as long as compaction has not
@@ -38,9 +43,12 @@ from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
 from streaming.kafka.coordinator_records import MemberMetadata
 from streaming.kafka.options import to_kafka_python
+from streaming.kafka.topics import ensure_topics
+from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _EVENT_LIMIT = Limits().max_event_bytes
+MARKER_TOPIC = "rebalance.capture-markers"  # --events-topic: one marker per committed batch, per capture
 
 
 @dataclass
@@ -52,6 +60,33 @@ class CaptureSettings:
     poll_interval: float = 5.0
     strict: bool = False
     kafka_options: Mapping[str, str] = field(default_factory=dict)
+
+
+class EventsTopic:
+    """`--events-topic`: transactional batches of events with an offsets-position marker (see the module doc)."""
+
+    def __init__(self, settings: CaptureSettings, topic: str, marker_topic: str, partitions: int = 2) -> None:
+        self.client_options = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
+        self.topic, self.marker_topic = topic, marker_topic
+        self.writer_id = f"rebalance-capture-{settings.offsets_topic}-{topic}"
+        ensure_topics(settings.bootstrap, {topic: partitions, marker_topic: 1}, kafka_options=settings.kafka_options)
+        last = last_marker(self.client_options, marker_topic, self.writer_id.encode())
+        self.batch = -1 if last is None else int(last["batch"])
+        self.positions = {} if last is None else {int(p): int(o) for p, o in last["positions"].items()}
+
+    def write(self, events: list[Event], positions: Mapping[int, int]) -> None:
+        """Commits `events` and the positions reached (cumulative) in one transaction; nothing if no events."""
+        self.positions.update(positions)
+        if not events:
+            return
+        self.batch += 1
+        producer = batch_producer(self.client_options, self.writer_id, self.batch)
+        try:
+            commit_batch(producer, [(self.topic, ev["group"].encode("utf-8"), _ENCODER.encode(ev).encode("utf-8"))
+                                    for ev in events], self.marker_topic, self.writer_id.encode(),
+                         {"batch": self.batch, "events": len(events), "positions": self.positions})
+        finally:
+            producer.close()
 
 
 class CaptureFailed(RuntimeError):
@@ -126,10 +161,11 @@ def written_positions(events: Iterable[Event]) -> dict[int, int]:
     return positions
 
 
-def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] | None = None,
+def capture_offsets(settings: CaptureSettings, out: IO[str] | EventsTopic, progress: IO[str] | None = None,
                     resume: Mapping[int, int] | None = None,
                     stop: Callable[[], bool] = lambda: False) -> Translator:
-    """Runs the capture until `--once` is satisfied or `stop()`; returns the translator (its stats)."""
+    """Runs the capture until `--once` is satisfied or `stop()`; returns the translator (its stats). An
+    `EventsTopic` output resumes from its own last committed positions (`resume` is for files)."""
     progress = progress or sys.stderr
     base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
     consumer = committed_consumer(base, allow_auto_create_topics=False)
@@ -137,6 +173,8 @@ def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] |
     try:
         metadata = TopicMetadata(admin)
         translator = Translator(settings.offsets_topic, settings.groups, metadata.count, metadata.name_of_id)
+        if isinstance(out, EventsTopic):
+            resume = out.positions
         _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop)
         return translator
     finally:
@@ -145,7 +183,7 @@ def capture_offsets(settings: CaptureSettings, out: IO[str], progress: IO[str] |
 
 
 def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMetadata, translator: Translator,
-         out: IO[str], progress: IO[str], resume: dict[int, int], stop: Callable[[], bool]) -> None:
+         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool]) -> None:
     topic = settings.offsets_topic
     parts = consumer.partitions_for_topic(topic)
     if not parts:
@@ -161,6 +199,7 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
             break
         batch = consumer.poll(timeout_ms=int(min(settings.poll_interval, 1.0) * 1000))
         events: list[Event] = []
+        reached: dict[int, int] = {}
         for tp, records in sorted(batch.items(), key=lambda kv: kv[0].partition):
             for rec in records:
                 got = translator.record(rec.key, rec.value, tp.partition, rec.offset, rec.timestamp)
@@ -168,29 +207,43 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
                     print(f"capture: undecodable record at {topic}/{got.partition}@{got.offset}: {got.reason}",
                           file=progress, flush=True)
                     if settings.strict:
-                        _write(out, events, progress)
+                        _emit(out, events, reached, progress)  # what came before the bad record
                         raise CaptureFailed(f"undecodable record at {topic}/{got.partition}@{got.offset} (--strict)")
                 elif rec.offset > resume.get(tp.partition, -1):
                     events.extend(got)
+                reached[tp.partition] = rec.offset
         now = time.monotonic()
         if not settings.once and now - last_poll >= settings.poll_interval:
             last_poll = now
             events.extend(translator.metadata(metadata.refresh(), int(time.time() * 1000)))
-        _write(out, events, progress)
+        _emit(out, events, reached, progress)
         if now - last_report >= 5.0:
             last_report = now
             _report(translator, progress, consumer, tps, end)
     _report(translator, progress, consumer, tps, end)
 
 
-def _write(out: IO[str], events: list[Event], progress: IO[str] | None = None) -> None:
-    lines = [_ENCODER.encode(ev) + "\n" for ev in events]
-    for ev, line in zip(events, lines, strict=True):
-        size = len(line.encode("utf-8")) - 1
+def _emit(out: IO[str] | EventsTopic, events: list[Event], reached: Mapping[int, int], progress: IO[str]) -> None:
+    """One poll's events to the file or the events topic (with the positions they got to)."""
+    if isinstance(out, EventsTopic):
+        _check_sizes(events, [_ENCODER.encode(ev) for ev in events], progress)
+        out.write(events, {p: o for p, o in reached.items() if o > out.positions.get(p, -1)})
+    else:
+        _write(out, events, progress)
+
+
+def _check_sizes(events: list[Event], encoded: list[str], progress: IO[str] | None) -> None:
+    for ev, text in zip(events, encoded, strict=True):
+        size = len(text.encode("utf-8"))
         if size > _EVENT_LIMIT:  # written anyway: the limit is the pipeline's and can be raised there
             print(f"capture: the {ev['type']} event of group {ev['group']!r} is {size} bytes, above the "
                   f"{_EVENT_LIMIT}-byte event limit of replay/serve (Limits.max_event_bytes)",
                   file=progress or sys.stderr, flush=True)
+
+
+def _write(out: IO[str], events: list[Event], progress: IO[str] | None = None) -> None:
+    lines = [_ENCODER.encode(ev) + "\n" for ev in events]
+    _check_sizes(events, [line[:-1] for line in lines], progress)
     if lines:
         out.write("".join(lines))
         out.flush()

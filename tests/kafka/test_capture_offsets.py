@@ -113,3 +113,36 @@ def test_cli_capture_once_to_a_file_and_again(kafka_bootstrap, offsets_log, tmp_
     assert out.read_text() == first
     assert main([*argv, "--groups", "("]) == 2
     assert "--groups" in capsys.readouterr().err
+
+
+def test_cli_capture_to_an_events_topic_exactly_once(kafka_bootstrap, offsets_log) -> None:
+    """Two captures, records added in between: the events topic holds each event once, as a file would."""
+    from streaming.cli.main import main
+    from streaming.kafka.consumer import read_to_end
+    from streaming.kafka.topics import ensure_topics
+
+    _, names, _ = offsets_log
+    topic, events_topic = f"offsets-{uuid.uuid4().hex[:8]}", f"captured-{uuid.uuid4().hex[:8]}"
+    ensure_topics(kafka_bootstrap, {topic: 2})
+    history = hist.history(names)
+    argv = ["capture", "--bootstrap", kafka_bootstrap, "--offsets-topic", topic, "--once",
+            "--events-topic", events_topic]
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all", linger_ms=0)
+    try:
+        for part in (history[:12], history[12:]):
+            for key, value in part:
+                producer.send(topic, key=key, value=value, partition=GROUP_PARTITION[_group_of(key)],
+                              timestamp_ms=777).get(timeout=30)
+            assert main(argv) == 0
+    finally:
+        producer.close()
+    assert main(argv) == 0  # nothing new: nothing written
+    records = read_to_end(kafka_bootstrap, events_topic)
+    assert all(r.key == json.loads(r.value)["group"].encode() for r in records)
+    per_group: dict[str, list[dict]] = {}
+    for r in records:
+        ev = json.loads(r.value)
+        ev.pop("source")
+        per_group.setdefault(ev["group"], []).append(ev)
+    assert per_group == hist.expected_events(names)
+    assert main([*argv, "--source", "describe"]) == 2
