@@ -24,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     if args.poll_interval <= 0:
         raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
+    from kafka.errors import KafkaError
+
     from streaming.kafka.capture import (
         MARKER_TOPIC,
         CaptureFailed,
@@ -55,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
                 capture_offsets(settings, out, resume=written_positions(previous))
     except CaptureFailed as exc:
         print(f"rebalance capture: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (KafkaError, OSError, TimeoutError) as exc:
+        print(f"rebalance capture: Kafka at {args.bootstrap}: {exc!r}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:
         pass  # every event is written and flushed per poll: stopping here loses nothing
