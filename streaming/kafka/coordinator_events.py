@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assignors.javaorder import hashmap_order
 from streaming.kafka.coordinator_records import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupKey,
@@ -347,8 +348,12 @@ class Translator:
             if m.server_assignor:
                 votes[m.server_assignor] += 1
         # the coordinator uses the assignor most members prefer, else its default (ConsumerGroup
-        # computePreferredServerAssignor); Counter.most_common keeps first-seen order among ties
-        assignor = votes.most_common(1)[0][0] if votes else DEFAULT_SERVER_ASSIGNOR
+        # computePreferredServerAssignor: a stream max over a java.util.HashMap copy of the counts, so a tie
+        # goes to the first of them in HashMap order)
+        assignor = DEFAULT_SERVER_ASSIGNOR
+        if votes:
+            top = max(votes.values())
+            assignor = next(a for a in hashmap_order(votes) if votes[a] == top)
         protocol = SERVER_ASSIGNORS.get(assignor, assignor)
         return self._generation(group, st, epoch, protocol, None, members, source, ts, st.counts)
 

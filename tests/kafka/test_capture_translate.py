@@ -179,3 +179,21 @@ def test_events_above_the_pipeline_limit_are_written_and_reported() -> None:
     _write(out, [{"group": "g", "type": "delete_group"}, big], err)
     assert len(out.getvalue().splitlines()) == 2
     assert "generation event of group 'g' is" in err.getvalue() and "delete_group" not in err.getvalue()
+
+
+def test_kip848_protocol_is_the_assignor_most_members_prefer_ties_in_java_hashmap_order() -> None:
+    import coordinator_encoder as enc
+
+    def epoch(preferences: list[str | None]) -> str:
+        tr = Translator("__consumer_offsets")
+        records = [(enc.key(5, "g", f"m{i}"), enc.value(
+            5, 0, instance_id=None, rack_id=None, client_id="c", client_host="/h", subscribed_topic_names=["t"],
+            subscribed_topic_regex=None, rebalance_timeout_ms=1, server_assignor=p)) for i, p in enumerate(preferences)]
+        records.append((enc.key(6, "g"), enc.value(6, 0, assignment_epoch=1)))
+        events = [e for i, (k, v) in enumerate(records) for e in tr.record(k, v, 0, i, 0)]
+        return events[-1]["protocol"]
+
+    assert epoch([None, None]) == "uniform"  # nobody prefers one: the broker's default
+    assert epoch(["range", "range", "uniform"]) == "server-range"
+    assert epoch(["range", "uniform"]) == epoch(["uniform", "range"]) == "uniform"  # HashMap order: uniform first
+    assert epoch(["range", None]) == "server-range"
