@@ -42,6 +42,7 @@ from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
 from streaming.kafka.coordinator_records import MemberMetadata
+from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
 from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
@@ -65,7 +66,8 @@ class CaptureSettings:
 class EventsTopic:
     """`--events-topic`: transactional batches of events with an offsets-position marker (see the module doc)."""
 
-    def __init__(self, settings: CaptureSettings, topic: str, marker_topic: str, partitions: int = 2) -> None:
+    def __init__(self, settings: CaptureSettings, topic: str, marker_topic: str,
+                 partitions: int = DEFAULT_PARTITIONS) -> None:
         self.client_options = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
         self.topic, self.marker_topic = topic, marker_topic
         self.writer_id = f"rebalance-capture-{settings.offsets_topic}-{topic}"
