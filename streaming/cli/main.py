@@ -47,6 +47,7 @@ EXAMPLES = """examples:
   rebalance load history.jsonl --bootstrap localhost:9092
   rebalance serve --bootstrap localhost:9092
   rebalance report out/ --out report.html
+  rebalance capture --bootstrap localhost:9092 --out history.jsonl
 
 Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure, 130 Ctrl-C."""
 
@@ -98,6 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--topic", default="rebalance.events")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.load:run")
+
+    p = sub.add_parser("capture", help="record a live cluster's rebalances as events (offsets topic or polling)")
+    p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
+    p.add_argument("--source", choices=("offsets", "describe"), default="offsets",
+                   help="offsets: decode the group coordinator's records; describe: poll DescribeGroups "
+                        "(default: %(default)s)")
+    p.add_argument("--offsets-topic", default="__consumer_offsets", metavar="TOPIC",
+                   help="where the coordinator's records are (default: %(default)s)")
+    p.add_argument("--groups", default=None, metavar="REGEX", help="only groups whose id matches (re.search)")
+    p.add_argument("--out", default="-", metavar="FILE.jsonl",
+                   help="JSONL events; an existing file is continued where it stopped; '-' = stdout (default)")
+    p.add_argument("--events-topic", default=None, metavar="TOPIC",
+                   help="write the events to this topic instead, exactly once for read_committed readers "
+                        "(--source offsets; continues where it stopped)")
+    p.add_argument("--once", action="store_true", help="capture what is there now, then exit")
+    p.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
+                   help="metadata (and describe) polling period (default: %(default)s)")
+    p.add_argument("--strict", action="store_true", help="exit 1 at the first undecodable record")
+    _kafka_options(p)
+    p.set_defaults(run="streaming.cli.capture:run")
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIFFS_DIR")

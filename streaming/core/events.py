@@ -17,7 +17,7 @@ from streaming.core.config import Limits
 
 _DEFAULT_LIMITS = Limits()
 _SURROGATE = re.compile("[\ud800-\udfff]")  # JSON "\\ud800" escapes give strings UTF-8 cannot encode
-EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic")
+EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group")
 
 
 class InvalidEvent(ValueError):
@@ -77,7 +77,35 @@ class DeleteTopic:
     ts: int | None
 
 
-Event = Join | Leave | Subscribe | Partitions | DeleteTopic
+@dataclass(frozen=True)
+class GenerationMember:
+    """One member of a recorded generation; `assigned` is None when the record did not carry it."""
+
+    id: str
+    topics: tuple[str, ...]
+    rack: str | None
+    instance_id: str | None
+    assigned: dict[str, tuple[int, ...]] | None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One completed rebalance as the group coordinator recorded it (`rebalance capture`)."""
+
+    group: str
+    generation: int
+    protocol: str | None
+    members: tuple[GenerationMember, ...]  # the whole membership after the rebalance, record order
+    ts: int | None
+
+
+@dataclass(frozen=True)
+class DeleteGroup:
+    group: str
+    ts: int | None
+
+
+Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | DeleteGroup
 
 
 def _load_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
@@ -152,6 +180,10 @@ def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS, size: int
         metadata = fields.metadata(required=True)
         assert metadata is not None
         return Partitions(group, metadata, ts)
+    if kind == "generation":
+        return fields.generation(group, ts)
+    if kind == "delete_group":
+        return DeleteGroup(group, ts)
     return DeleteTopic(group, fields.name("topic"), ts)
 
 
@@ -180,9 +212,10 @@ class _Fields:
         self.obj = obj
         self.limits = limits
         self.group: str | None = None
+        self.prefix = ""  # field path of a nested object ("members.c-1.")
 
     def fail(self, where: str, what: str) -> InvalidEvent:
-        return InvalidEvent(f"field {where!r}: {what}", self.group)
+        return InvalidEvent(f"field {self.prefix + where!r}: {what}", self.group)
 
     def _check_name(self, value: object, where: str) -> str:
         if not isinstance(value, str):
@@ -215,6 +248,82 @@ class _Fields:
         if not 0 <= value < 1 << 63:
             raise self.fail("ts", f"out of range: {value}")
         return value
+
+    def integer(self, key: str, low: int, high: int, *, required: bool) -> int | None:
+        value = self.obj.get(key)
+        if value is None:
+            if required:
+                raise self.fail(key, "missing")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {_json_type(value)}")
+        if not low <= value <= high:
+            raise self.fail(key, f"out of range [{low}, {high}]: {value}")
+        return value
+
+    def generation(self, group: str, ts: int | None) -> Generation:
+        """A `generation` event: the members' fields are checked like a `join`'s, their partition lists
+        against the limits; `owned`/`owned_generation`/`client_*` are checked for type only."""
+        number = self.integer("generation", 0, (1 << 31) - 1, required=True)
+        protocol = self.obj.get("protocol")
+        if protocol is not None:
+            protocol = self._check_name(protocol, "protocol")
+        raw = self.obj.get("members")
+        if not isinstance(raw, dict):
+            raise self.fail("members", "missing" if raw is None else f"expected an object of member id -> member, "
+                                                                    f"got {_json_type(raw)}")
+        if len(raw) > self.limits.max_members_per_group:
+            raise self.fail("members", f"{len(raw)} members exceed the limit of {self.limits.max_members_per_group}")
+        members = []
+        instances: dict[str, str] = {}
+        listed = 0
+        for mid, value in raw.items():
+            self._check_name(mid, "members")
+            where = f"members.{mid}"
+            if not isinstance(value, dict):
+                raise self.fail(where, f"expected an object, got {_json_type(value)}")
+            sub = _Fields(value, self.limits)
+            sub.group = self.group
+            sub.prefix = f"{where}."
+            instance_id = sub.optional_name("instance_id")
+            if instance_id is not None and instances.setdefault(instance_id, mid) != mid:
+                raise self.fail(f"{where}.instance_id", f"{instance_id!r} is also held by {instances[instance_id]!r}")
+            sub.integer("owned_generation", -1, (1 << 31) - 1, required=False)
+            sub.partition_lists("owned")
+            for key in ("client_id", "client_host"):
+                if value.get(key) is not None and not isinstance(value[key], str):
+                    raise sub.fail(key, f"expected a string, got {_json_type(value[key])}")
+            assigned = sub.partition_lists("assigned")
+            listed += sum(len(p) for p in assigned.values()) if assigned else 0
+            if listed > self.limits.max_partitions_per_group:
+                raise self.fail("members", f"more than {self.limits.max_partitions_per_group} assigned partitions")
+            members.append(GenerationMember(mid, sub.topics(), sub.optional_name("rack", empty_is_none=True),
+                                            instance_id, assigned))
+        return Generation(group, number, protocol, tuple(members), ts)  # type: ignore[arg-type]
+
+    def partition_lists(self, key: str) -> dict[str, tuple[int, ...]] | None:
+        """`{topic: [partition, ...]}` (optional): partitions are distinct integers within the topic limit."""
+        value = self.obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected an object of topic -> partitions, got {_json_type(value)}")
+        out: dict[str, tuple[int, ...]] = {}
+        high = self.limits.max_partitions_per_topic
+        for topic, parts in value.items():
+            self._check_name(topic, key)
+            where = f"{key}.{topic}"
+            if not isinstance(parts, list):
+                raise self.fail(where, f"expected an array of partition numbers, got {_json_type(parts)}")
+            if len(parts) > high:
+                raise self.fail(where, f"{len(parts)} partitions exceed the limit of {high}")
+            for p in parts:
+                if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < high:
+                    raise self.fail(where, f"expected partition numbers in [0, {high}), got {p!r}")
+            if len(set(parts)) != len(parts):
+                raise self.fail(where, "a partition is listed twice")
+            out[topic] = tuple(parts)
+        return out
 
     def topics(self) -> tuple[str, ...]:
         value = self.obj.get("topics")

@@ -11,7 +11,10 @@ users rely on are in docs/events-and-diffs.md:
   it took part in (departed members are remembered, bounded, so a returning member id carries them);
 * a static member replaced by a new member id (same `instance_id`) hands over its place, assignments
   and generations without a rebalance; a `replace` record tells diff readers about the new id;
-* cooperative-sticky rounds that withhold partitions are followed at once by follow-up rounds.
+* cooperative-sticky rounds that withhold partitions are followed at once by follow-up rounds;
+* a `generation` event (a rebalance the coordinator recorded) sets the membership at once and rebalances
+  every strategy once; its recorded assignment becomes the `observed` pseudo-strategy
+  (`streaming.core.observed`); a `delete_group` event drops the group's state.
 
 One event is applied in four steps (`apply_event`): validate it and work out the group's next shape
 (`shape`), relay the partitions and members onto it (`layout`), play each strategy's rounds (`rounds`),
@@ -27,8 +30,20 @@ from typing import Any
 import numpy as np
 
 from streaming.core.config import Limits, PipelineConfig
-from streaming.core.events import DeleteTopic, Event, InvalidEvent, Join, Leave, Partitions, Subscribe, parse_event
+from streaming.core.events import (
+    DeleteGroup,
+    DeleteTopic,
+    Event,
+    Generation,
+    InvalidEvent,
+    Join,
+    Leave,
+    Partitions,
+    Subscribe,
+    parse_event,
+)
 from streaming.core.layout import Relayout, new_partitions, relayout
+from streaming.core.observed import OBSERVED, observed_round, relaid, skipped_generations
 from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
 from streaming.core.shape import GroupShape, next_shape
@@ -70,6 +85,9 @@ def step_state(
             if event.group != group:
                 raise InvalidEvent(f"event group {event.group!r} differs from the record's group {group!r}",
                                    event.group)
+            if isinstance(event, DeleteGroup):
+                current, dirty = None, True
+                continue
             base = current if current is not None else _empty_state(config.strategies)
             changed = apply_event(base, event, config, emit)
         except InvalidEvent as exc:
@@ -97,10 +115,16 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     if not (rebalance or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
         return None
     lay = relayout(old, shape, parts)  # 2. the layout change
-    rounds = StrategyRounds(old, shape, lay, config, emit, _cause(ev, shape, emit.rec.source),
-                            ev.ts if ev.ts is not None else emit.rec.timestamp_ms)
+    cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
+    event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
+    rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
+    observed = old.strategies.get(OBSERVED)  # what the real group did: only `generation` events change it
+    if isinstance(ev, Generation):
+        strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts)
+    elif observed is not None:
+        strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
     return GroupState(
         topics=shape.topics,
         sizes=parts.sizes,
@@ -112,13 +136,18 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     )
 
 
-def _cause(ev: Event, shape: GroupShape, source: dict) -> dict[str, Any]:
+def _cause(ev: Event, shape: GroupShape, source: dict, observed: StrategyState | None) -> dict[str, Any]:
     """The `cause` of a diff record: the event that triggered the round, and where it came from."""
     kind = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
-            DeleteTopic: "delete_topic"}[type(ev)]
+            DeleteTopic: "delete_topic", Generation: "generation"}[type(ev)]
     cause: dict[str, Any] = {"type": kind}
     if isinstance(ev, (Join, Leave, Subscribe)):
         cause["member"] = ev.member
+    if isinstance(ev, Generation):
+        cause["generation"] = ev.generation
+        skipped = skipped_generations(observed, ev)
+        if skipped:
+            cause["skipped_generations"] = skipped
     if shape.replaced is not None:
         cause["replaced"] = shape.replaced[1]
     if isinstance(ev, DeleteTopic):
@@ -157,8 +186,9 @@ def _empty_state(strategies: Sequence[str]) -> GroupState:
 
 
 def _align_strategies(state: GroupState, strategies: Sequence[str]) -> bool:
-    """Keep exactly the configured strategies (a strategy added later starts with no assignment)."""
-    if list(state.strategies) == list(strategies):
+    """Keep exactly the configured strategies (a strategy added later starts with no assignment), and the
+    `observed` one, which is no configured strategy but what the recorded group did."""
+    if [name for name in state.strategies if name != OBSERVED] == list(strategies):
         return False
     old = state.strategies
     state.strategies = {
@@ -166,6 +196,8 @@ def _align_strategies(state: GroupState, strategies: Sequence[str]) -> bool:
         or StrategyState(0, np.full(state.num_partitions, -1, np.int32), np.full(len(state.members), -1, np.int32))
         for name in strategies
     }
+    if OBSERVED in old:
+        state.strategies[OBSERVED] = old[OBSERVED]
     for d in state.departed.values():
         d.owned = {name: keys for name, keys in d.owned.items() if name in state.strategies}
         d.generations = {name: g for name, g in d.generations.items() if name in state.strategies}

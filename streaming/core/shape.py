@@ -11,7 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from streaming.core.config import Limits
-from streaming.core.events import DeleteTopic, Event, InvalidEvent, Join, Leave, Metadata, Partitions, Subscribe
+from streaming.core.events import (
+    DeleteTopic,
+    Event,
+    Generation,
+    InvalidEvent,
+    Join,
+    Leave,
+    Metadata,
+    Partitions,
+    Subscribe,
+)
 from streaming.core.state_codec import GroupState, MemberState
 
 
@@ -61,6 +71,8 @@ def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
             shape.membership_changed = True
     elif isinstance(ev, Partitions):
         _metadata(shape, ev.metadata, ev.group, limits)
+    elif isinstance(ev, Generation):
+        _generation(shape, old, ev)
     elif isinstance(ev, DeleteTopic):
         i = shape.topic_index.get(ev.topic)
         if i is None or shape.sizes[i] == 0:
@@ -163,3 +175,28 @@ def _instance_change(member: str, held: str | None, given: str | None) -> str:
                 "it dynamic: leave, then join without it")
     return (f"member {member!r} has instance_id {held!r}; a rejoin cannot change it to {given!r}: leave, then "
             "join with the new one")
+
+
+def _generation(shape: GroupShape, old: GroupState, ev: Generation) -> None:
+    """The membership becomes exactly the recorded one: members still there keep their place (first-join
+    order) with the recorded subscription and rack, the others leave, new ones follow in record order; the
+    group rebalances even when nothing changed, because the real group did."""
+    recorded = {m.id: m for m in ev.members}
+    members: list[MemberState] = []
+    carry: list[int | str | None] = []
+
+    def add(m: MemberState, came_from: int | str | None) -> None:
+        topics = next((k.topics for k in members if k.topics == m.topics), m.topics)  # shared tuples, as `_join`
+        members.append(MemberState(m.id, topics, m.rack, m.instance_id))
+        carry.append(came_from)
+
+    for i, cur in enumerate(old.members):
+        r = recorded.get(cur.id)
+        if r is not None:
+            add(MemberState(cur.id, r.topics, r.rack, r.instance_id), i)
+    kept = {m.id for m in members}
+    for r in ev.members:
+        if r.id not in kept:
+            add(MemberState(r.id, r.topics, r.rack, r.instance_id), r.id if r.id in old.departed else None)
+    shape.members, shape.carry = members, carry
+    shape.membership_changed = True

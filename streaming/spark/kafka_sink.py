@@ -47,27 +47,22 @@ Options: ``kafka.bootstrap.servers`` (required), other ``kafka.*`` client settin
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pyspark.sql.datasource import CaseInsensitiveDict, DataSource, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
-from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.options import kafka_client_options, to_kafka_python
 from streaming.kafka.topics import ensure_topics
+from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
 from streaming.spark.faults import pause_point
 from streaming.spark.schemas import SINK_SCHEMA
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MARKER_TOPIC = "rebalance.sink-markers"
-MAX_FENCING_ATTEMPTS = 1000
-_MARKER_WINDOW = 64
 
 Record = tuple[str, bytes | None, bytes | None]
 _ensured: set[tuple[str, str]] = set()  # (bootstrap, marker topic) known to exist, per Python worker
@@ -140,13 +135,6 @@ class KafkaEosStreamWriter(DataSourceStreamWriter):
         """Nothing was written: tasks only collected rows, Kafka sees data only in `commit`."""
 
 
-def transactional_ids(sink_id: str, batch_id: int) -> Iterator[str]:
-    """The transactional ids attempts of one batch use, in order (each attempt takes the first fresh one)."""
-    yield f"{sink_id}-{batch_id}"
-    for i in range(1, MAX_FENCING_ATTEMPTS):
-        yield f"{sink_id}-{batch_id}-{i}"
-
-
 class TransactionalCommit:
     """Driver-side commit of one batch: fence earlier attempts, skip if already committed, else write all."""
 
@@ -161,74 +149,21 @@ class TransactionalCommit:
         if (bootstrap, self.marker_topic) not in _ensured:
             ensure_topics(bootstrap, {self.marker_topic: 1}, kafka_options=self.client_options)
             _ensured.add((bootstrap, self.marker_topic))
-        producer = self._fresh_producer(batch_id)
+        producer = batch_producer(self.client_options, self.sink_id, batch_id)
         try:
             last = self.last_committed_batch()
             if batch_id <= last:
                 log.info("rebalance-kafka-eos: batch %d already committed (marker %d), skipped", batch_id, last)
                 return False
-            producer.begin_transaction()
-            try:
-                for topic, key, value in rows:
-                    producer.send(topic, key=key, value=value)
-                marker = json.dumps({"batch": batch_id, "records": len(rows)}).encode()
-                producer.send(self.marker_topic, key=self.sink_id.encode(), value=marker, partition=0)
-                pause_point("sink-before-commit", batch_id, before=producer.flush)  # crash tests only
-                producer.commit_transaction()
-                pause_point("sink-after-commit", batch_id)
-            except BaseException:
-                try:
-                    producer.abort_transaction()
-                except Exception:  # the original error matters; fencing cleans up on the next attempt
-                    log.exception("rebalance-kafka-eos: abort after failed commit failed")
-                raise
+            commit_batch(producer, rows, self.marker_topic, self.sink_id.encode(),
+                         {"batch": batch_id, "records": len(rows)},
+                         before_commit=lambda: pause_point("sink-before-commit", batch_id, before=producer.flush),
+                         after_commit=lambda: pause_point("sink-after-commit", batch_id))  # crash tests only
             return True
         finally:
             producer.close()
 
-    def _fresh_producer(self, batch_id: int) -> Any:
-        from kafka import KafkaProducer
-
-        kwargs = to_kafka_python(self.client_options, "producer")
-        kwargs.setdefault("max_request_size", 8 * 1024 * 1024)
-        # kafka-python waits retry_backoff_ms (100) between the steps of init_transactions; 20 ms (Java's
-        # backoff for CONCURRENT_TRANSACTIONS) cuts a commit from ~230 to ~80 ms, which is service latency.
-        kwargs.setdefault("retry_backoff_ms", 20)
-        for tid in transactional_ids(self.sink_id, batch_id):
-            producer = KafkaProducer(**{**kwargs, "transactional_id": tid})
-            producer.init_transactions()  # aborts what an earlier attempt with this id left open
-            if producer._transaction_manager.producer_id_and_epoch.epoch == 0:
-                return producer
-            producer.close()
-        raise RuntimeError(f"rebalance-kafka-eos: batch {batch_id} attempted {MAX_FENCING_ATTEMPTS} times")
-
     def last_committed_batch(self) -> int:
-        """Newest committed marker of this sink, scanning the marker partition backwards from its end."""
-        from kafka import TopicPartition
-
-        consumer = committed_consumer(self.client_options)
-        key = self.sink_id.encode()
-        tp = TopicPartition(self.marker_topic, 0)
-        try:
-            consumer.assign([tp])
-            end = consumer.end_offsets([tp])[tp]
-            floor = consumer.beginning_offsets([tp])[tp]
-            window = _MARKER_WINDOW
-            while end > floor:
-                start = max(floor, end - window)
-                consumer.seek(tp, start)
-                found = -1
-                deadline = time.monotonic() + 60
-                while consumer.position(tp) < end:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"rebalance-kafka-eos: marker topic {self.marker_topic} unreadable "
-                                           f"up to offset {end}")
-                    for records in consumer.poll(timeout_ms=1000).values():
-                        found = max([found, *(json.loads(r.value)["batch"] for r in records
-                                              if r.key == key and r.offset < end)])
-                if found >= 0:
-                    return found
-                end, window = start, window * 4
-            return -1
-        finally:
-            consumer.close()
+        """Newest committed marker of this sink (-1: none yet)."""
+        marker = last_marker(self.client_options, self.marker_topic, self.sink_id.encode())
+        return -1 if marker is None else int(marker["batch"])

@@ -13,7 +13,8 @@ from kafka_io import consume_all, produce
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from assignors.partitioner import partition_for_key
-from streaming.spark.kafka_sink import CollectedRows, KafkaEosStreamWriter, TransactionalCommit, transactional_ids
+from streaming.kafka.transactions import transactional_ids
+from streaming.spark.kafka_sink import CollectedRows, KafkaEosStreamWriter, TransactionalCommit
 
 pytestmark = [pytest.mark.kafka]
 

@@ -1,0 +1,67 @@
+"""`rebalance capture --bootstrap HOST:PORT`: a live cluster's rebalances as membership events (contract §5)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.events_topic is not None and args.source != "offsets":
+        raise UsageError("--events-topic needs --source offsets (describe: capture with --out FILE, then "
+                         "`rebalance load FILE --bootstrap ... --topic TOPIC`)")
+    if args.events_topic is not None and args.out != "-":
+        raise UsageError("give --out or --events-topic, not both")
+    try:
+        groups = re.compile(args.groups) if args.groups is not None else None
+    except re.error as exc:
+        raise UsageError(f"--groups {args.groups!r}: {exc}") from None
+    if args.poll_interval <= 0:
+        raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
+    options = client_options(args.kafka_option, args.bootstrap, "consumer")
+    from kafka.errors import KafkaError
+
+    from streaming.kafka.capture import (
+        MARKER_TOPIC,
+        CaptureFailed,
+        CaptureSettings,
+        EventsTopic,
+        capture_describe,
+        capture_offsets,
+        written_events,
+        written_positions,
+    )
+
+    settings = CaptureSettings(args.bootstrap, args.offsets_topic, groups, args.once, args.poll_interval,
+                               args.strict, options)
+    previous = []
+    if args.out != "-":
+        path = Path(args.out)
+        try:
+            previous = written_events(path)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--out {path}: cannot continue this file ({exc})") from None
+    try:
+        if args.events_topic is not None:
+            capture_offsets(settings, EventsTopic(settings, args.events_topic, MARKER_TOPIC))
+            return 0
+        with open(args.out, "a", encoding="utf-8") if args.out != "-" else nullcontext(sys.stdout) as out:
+            if args.source == "describe":
+                capture_describe(settings, out, previous=previous)
+            else:
+                capture_offsets(settings, out, resume=written_positions(previous))
+    except CaptureFailed as exc:
+        print(f"rebalance capture: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except (KafkaError, OSError, TimeoutError) as exc:
+        print(f"rebalance capture: Kafka at {args.bootstrap}: {exc!r}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        pass  # every event is written and flushed per poll: stopping here loses nothing
+    return 0
+

@@ -1,0 +1,329 @@
+"""`rebalance capture`: tail the offsets topic (or poll DescribeGroups), translate, write events (contract §5).
+
+The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
+transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
+end offsets taken at start. Records go through `streaming.kafka.coordinator_events.Translator` in offset
+order per partition (all of a group's records share a partition, so per-group order is kept). Partition
+counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
+interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
+
+`--source describe` polls ListGroups + DescribeGroups every poll interval, for clusters whose offsets topic
+is not readable: a Stable or Empty consumer group whose members or assignments differ from the last poll
+becomes a `generation` event (numbered by the capture), a group that disappeared a `delete_group`. It only
+sees what is there at each poll.
+
+`--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
+together with a marker holding the offsets-topic positions they came from, in ONE transaction
+(`streaming.kafka.transactions`, the Spark sink's pattern); a restarted capture resumes from the last
+committed marker, so a `read_committed` reader sees every event once.
+
+Restart of a file capture: when the output file already holds events, it is read back first; the records
+up to the last captured position of each partition are replayed into the translator (to rebuild its
+state) without writing their events again, so nothing is lost or repeated - as long as compaction has not
+removed records in between (compaction of the offsets topic keeps only the latest record per key).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+
+from streaming.core.config import Limits
+from streaming.kafka.consumer import committed_consumer
+from streaming.kafka.coordinator_events import Event, Translator, Undecodable
+from streaming.kafka.coordinator_records import MemberMetadata
+from streaming.kafka.loader import DEFAULT_PARTITIONS
+from streaming.kafka.options import to_kafka_python
+from streaming.kafka.topics import ensure_topics
+from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_EVENT_LIMIT = Limits().max_event_bytes
+MARKER_TOPIC = "rebalance.capture-markers"  # --events-topic: one marker per committed batch, per capture
+
+
+@dataclass
+class CaptureSettings:
+    bootstrap: str
+    offsets_topic: str = "__consumer_offsets"
+    groups: re.Pattern[str] | None = None
+    once: bool = False
+    poll_interval: float = 5.0
+    strict: bool = False
+    kafka_options: Mapping[str, str] = field(default_factory=dict)
+
+
+class EventsTopic:
+    """`--events-topic`: transactional batches of events with an offsets-position marker (see the module doc)."""
+
+    def __init__(self, settings: CaptureSettings, topic: str, marker_topic: str,
+                 partitions: int = DEFAULT_PARTITIONS) -> None:
+        self.client_options = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
+        self.topic, self.marker_topic = topic, marker_topic
+        self.writer_id = f"rebalance-capture-{settings.offsets_topic}-{topic}"
+        ensure_topics(settings.bootstrap, {topic: partitions, marker_topic: 1}, kafka_options=settings.kafka_options)
+        last = last_marker(self.client_options, marker_topic, self.writer_id.encode())
+        self.batch = -1 if last is None else int(last["batch"])
+        self.positions = {} if last is None else {int(p): int(o) for p, o in last["positions"].items()}
+
+    def write(self, events: list[Event], positions: Mapping[int, int]) -> None:
+        """Commits `events` and the positions reached (cumulative) in one transaction; nothing if no events."""
+        self.positions.update(positions)
+        if not events:
+            return
+        self.batch += 1
+        producer = batch_producer(self.client_options, self.writer_id, self.batch)
+        try:
+            commit_batch(producer, [(self.topic, ev["group"].encode("utf-8"), _ENCODER.encode(ev).encode("utf-8"))
+                                    for ev in events], self.marker_topic, self.writer_id.encode(),
+                         {"batch": self.batch, "events": len(events), "positions": self.positions})
+        finally:
+            producer.close()
+
+
+class CaptureFailed(RuntimeError):
+    """The capture cannot go on (the offsets topic is missing or unreadable, `--strict` on a bad record)."""
+
+
+class TopicMetadata:
+    """Partition counts from Metadata requests (never auto-creating a topic); None = the topic does not exist.
+    Also topic id -> name, for KIP-848 records whose group has no PartitionMetadata record (Kafka 4.1+ stopped
+    writing it, KIP-1101): one Metadata request for all topics per unknown id, misses remembered."""
+
+    def __init__(self, admin: KafkaAdminClient) -> None:
+        self.admin = admin
+        self.counts: dict[str, int | None] = {}
+        self.names: dict[str, str | None] = {}
+
+    def name_of_id(self, topic_id: str) -> str | None:
+        if topic_id not in self.names:
+            self.names[topic_id] = None
+            for t in self.admin.describe_topics():
+                if t.get("topic_id") is not None and t.get("error_code", 0) == 0:
+                    self.names[kafka_topic_id(t["topic_id"])] = t["name"]
+        return self.names[topic_id]
+
+    def count(self, topic: str) -> int | None:
+        if topic not in self.counts:
+            self.counts.update(self._describe([topic]))
+        return self.counts[topic]
+
+    def refresh(self) -> dict[str, int | None]:
+        """Re-asks every topic seen so far; returns those whose count changed."""
+        if not self.counts:
+            return {}
+        fresh = self._describe(list(self.counts))
+        changed = {t: n for t, n in fresh.items() if self.counts.get(t) != n}
+        self.counts.update(fresh)
+        return changed
+
+    def _describe(self, topics: list[str]) -> dict[str, int | None]:
+        out: dict[str, int | None] = dict.fromkeys(topics)
+        for t in self.admin.describe_topics(topics):
+            if t.get("error_code", 0) == 0 and t.get("partitions"):
+                out[t["name"]] = len(t["partitions"])
+        return out
+
+
+def kafka_topic_id(value: uuid.UUID) -> str:
+    """A topic id as Kafka prints it (URL-safe base64, no padding), as the decoder gives it."""
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def written_events(path: Path) -> list[Event]:
+    """The events an earlier capture wrote to `path` (none if it does not exist); a torn last line (the
+    previous run died mid-write) is cut off the file."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    if keep != len(data):
+        with open(path, "r+b") as f:
+            f.truncate(keep)
+    return [json.loads(line) for line in data[:keep].splitlines() if line.strip()]
+
+
+def written_positions(events: Iterable[Event]) -> dict[int, int]:
+    """Per offsets-topic partition, the last record position the events of an earlier capture came from."""
+    positions: dict[int, int] = {}
+    for ev in events:
+        source = ev.get("source")
+        if source:
+            positions[source["partition"]] = max(positions.get(source["partition"], -1), source["offset"])
+    return positions
+
+
+def capture_offsets(settings: CaptureSettings, out: IO[str] | EventsTopic, progress: IO[str] | None = None,
+                    resume: Mapping[int, int] | None = None,
+                    stop: Callable[[], bool] = lambda: False) -> Translator:
+    """Runs the capture until `--once` is satisfied or `stop()`; returns the translator (its stats). An
+    `EventsTopic` output resumes from its own last committed positions (`resume` is for files)."""
+    progress = progress or sys.stderr
+    base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
+    consumer = committed_consumer(base, allow_auto_create_topics=False)
+    admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
+    try:
+        metadata = TopicMetadata(admin)
+        translator = Translator(settings.offsets_topic, settings.groups, metadata.count, metadata.name_of_id)
+        if isinstance(out, EventsTopic):
+            resume = out.positions
+        _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop)
+        return translator
+    finally:
+        consumer.close()
+        admin.close()
+
+
+def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMetadata, translator: Translator,
+         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool]) -> None:
+    topic = settings.offsets_topic
+    parts = consumer.partitions_for_topic(topic)
+    if not parts:
+        raise CaptureFailed(f"topic {topic!r} does not exist or is not readable (needs Describe + Read on it)")
+    tps = [TopicPartition(topic, p) for p in sorted(parts)]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    end = consumer.end_offsets(tps) if settings.once else {}
+    last_poll = time.monotonic()
+    last_report = 0.0
+    while not stop():
+        if settings.once and all(consumer.position(tp) >= end[tp] for tp in tps):
+            break
+        batch = consumer.poll(timeout_ms=int(min(settings.poll_interval, 1.0) * 1000))
+        events: list[Event] = []
+        reached: dict[int, int] = {}
+        for tp, records in sorted(batch.items(), key=lambda kv: kv[0].partition):
+            for rec in records:
+                got = translator.record(rec.key, rec.value, tp.partition, rec.offset, rec.timestamp)
+                if isinstance(got, Undecodable):
+                    print(f"capture: undecodable record at {topic}/{got.partition}@{got.offset}: {got.reason}",
+                          file=progress, flush=True)
+                    if settings.strict:
+                        _emit(out, events, reached, progress)  # what came before the bad record
+                        raise CaptureFailed(f"undecodable record at {topic}/{got.partition}@{got.offset} (--strict)")
+                elif rec.offset > resume.get(tp.partition, -1):
+                    events.extend(got)
+                reached[tp.partition] = rec.offset
+        now = time.monotonic()
+        if not settings.once and now - last_poll >= settings.poll_interval:
+            last_poll = now
+            events.extend(translator.metadata(metadata.refresh(), int(time.time() * 1000)))
+        _emit(out, events, reached, progress)
+        if now - last_report >= 5.0:
+            last_report = now
+            _report(translator, progress, consumer, tps, end)
+    _report(translator, progress, consumer, tps, end)
+
+
+def _emit(out: IO[str] | EventsTopic, events: list[Event], reached: Mapping[int, int], progress: IO[str]) -> None:
+    """One poll's events to the file or the events topic (with the positions they got to)."""
+    if isinstance(out, EventsTopic):
+        _check_sizes(events, [_ENCODER.encode(ev) for ev in events], progress)
+        out.write(events, {p: o for p, o in reached.items() if o > out.positions.get(p, -1)})
+    else:
+        _write(out, events, progress)
+
+
+def _check_sizes(events: list[Event], encoded: list[str], progress: IO[str] | None) -> None:
+    for ev, text in zip(events, encoded, strict=True):
+        size = len(text.encode("utf-8"))
+        if size > _EVENT_LIMIT:  # written anyway: the limit is the pipeline's and can be raised there
+            print(f"capture: the {ev['type']} event of group {ev['group']!r} is {size} bytes, above the "
+                  f"{_EVENT_LIMIT}-byte event limit of replay/serve (Limits.max_event_bytes)",
+                  file=progress or sys.stderr, flush=True)
+
+
+def _write(out: IO[str], events: list[Event], progress: IO[str] | None = None) -> None:
+    lines = [_ENCODER.encode(ev) + "\n" for ev in events]
+    _check_sizes(events, [line[:-1] for line in lines], progress)
+    if lines:
+        out.write("".join(lines))
+        out.flush()
+
+
+def _report(translator: Translator, progress: IO[str], consumer: KafkaConsumer, tps: list[TopicPartition],
+            end: Mapping[TopicPartition, int]) -> None:
+    s = translator.stats
+    behind = sum(max(end[tp] - consumer.position(tp), 0) for tp in tps) if end else None
+    print(f"capture: {s['records']} records read{'' if behind is None else f', {behind} to go'}; "
+          f"{s['generation_events']} generations in {len(translator.state)} groups; skipped: "
+          f"{s['offset_commits']} offset commits, {s['non_consumer_groups']} non-consumer group records, "
+          f"{s['other_record_types']} other record types, {s['undecodable']} undecodable",
+          file=progress, flush=True)
+
+
+class _RawDescribeAdmin(KafkaAdminClient):
+    """DescribeGroups with the members' protocol bytes left as they came, for our own decoder (kafka-python
+    decodes them into its own structs, and not the sticky userData). Overrides a private hook of
+    kafka-python (pinned >=3.0.12,<4 in pyproject.toml)."""
+
+    def _describe_groups_process_response(self, response: Any) -> dict[str, Any]:
+        return {group.group_id: group for group in response.groups}
+
+
+def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] | None = None,
+                     previous: Iterable[Event] = (), stop: Callable[[], bool] = lambda: False) -> Translator:
+    """Polls until `stop()` (`--once`: one poll), continuing after the `previous` events of an earlier run;
+    returns the translator (its stats)."""
+    progress = progress or sys.stderr
+    admin = _RawDescribeAdmin(**to_kafka_python({**settings.kafka_options, "bootstrap.servers": settings.bootstrap},
+                                                "admin"))
+    try:
+        metadata = TopicMetadata(admin)
+        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id)
+        translator.seed(previous)
+        while True:
+            events, bad = describe_poll(admin, translator, metadata, progress)
+            _write(out, events, progress)
+            if bad and settings.strict:
+                raise CaptureFailed(f"{bad[0]} (--strict)")
+            s = translator.stats
+            print(f"capture: poll done; {s['generation_events']} generations in {len(translator.state)} groups",
+                  file=progress, flush=True)
+            if settings.once:
+                return translator
+            deadline = time.monotonic() + settings.poll_interval
+            while time.monotonic() < deadline:
+                if stop():
+                    return translator
+                time.sleep(min(0.2, settings.poll_interval))
+    finally:
+        admin.close()
+
+
+def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: TopicMetadata,
+                  progress: IO[str]) -> tuple[list[Event], list[str]]:
+    """One ListGroups + DescribeGroups round (and a metadata refresh): the events it completes, and the
+    reasons of the groups whose member data could not be decoded (reported, skipped)."""
+    now = int(time.time() * 1000)
+    bad: list[str] = []
+    listed = [g["group_id"] for g in admin.list_groups() if g.get("protocol_type") == "consumer"]
+    wanted = [g for g in listed if translator.groups is None or translator.groups.search(g)]
+    # metadata first: a rebalance caused by a partition increase then follows the `partitions` event
+    events: list[Event] = translator.metadata(metadata.refresh(), now)
+    for group in sorted(set(translator.state) - set(wanted)):
+        events.extend(translator.gone(group, now))
+    described = admin.describe_groups(wanted) if wanted else {}
+    for group in wanted:
+        d = described.get(group)
+        if d is None or d.error_code or d.protocol_type != "consumer" or d.group_state not in ("Stable", "Empty"):
+            continue  # mid-rebalance (or gone meanwhile): the next poll sees how it ends
+        members = [MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host, -1, -1,
+                                  m.member_metadata, m.member_assignment) for m in d.members]
+        got = translator.described(group, d.protocol_data or None, members, now)
+        if isinstance(got, Undecodable):
+            print(f"capture: undecodable DescribeGroups member data: {got.reason}", file=progress, flush=True)
+            bad.append(got.reason)
+            continue
+        events.extend(got)
+    return events, bad
