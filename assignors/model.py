@@ -8,6 +8,7 @@ state machine does) can build a spec without any per-partition Python objects.
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,7 +19,7 @@ from itertools import repeat
 
 import numpy as np
 
-from assignors.javaorder import java_string_key
+from assignors.javaorder import hashmap_order, java_string_key
 from assignors.pairs import CACHE, RESULTS
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
@@ -46,7 +47,7 @@ class GroupSpec:
 
     topic_names: list[str]  # topics with metadata (>= 1 partition), caller's order
     topic_sizes: np.ndarray  # int64[T]
-    member_ids: list[str]  # caller's order: the Java HashMap iteration order Kafka would use
+    member_ids: list[str]  # caller's order: the order the group leader received the members in
     subscriptions: list[tuple[str, ...]]  # raw subscribed names, deduplicated, order kept (may lack metadata)
     member_topics: list[np.ndarray]  # int32 topic indices per member: subscribed topics that have metadata
     owned: list[np.ndarray]  # int64 global ids per member, caller's order, only partitions with metadata
@@ -104,6 +105,27 @@ class GroupSpec:
         """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""
         index = {r: i for i, r in enumerate(self.rack_names)}
         return np.array([np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64)
+
+    @cached_property
+    def leader_order(self) -> np.ndarray:
+        """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
+        puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
+        them (`member_ids`), and the sticky assignors iterate that map."""
+        index = dict(zip(self.member_ids, range(len(self.member_ids)), strict=True))
+        return np.fromiter(map(index.__getitem__, hashmap_order(self.member_ids)), np.int64, len(index))
+
+    def reordered(self, order: np.ndarray) -> GroupSpec:
+        """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
+        and what was computed from it are shared."""
+        other = copy.copy(self)
+        at = order.tolist()
+        for name in _PER_MEMBER:
+            values = getattr(self, name)
+            setattr(other, name, [values[i] for i in at])
+        other.generations = self.generations[order]
+        for name in _MEMBER_CACHES:
+            other.__dict__.pop(name, None)
+        return other
 
     @cached_property
     def member_info_order(self) -> np.ndarray:
@@ -171,6 +193,11 @@ class GroupSpec:
             lists = [a.tolist() for a in arrays]
         RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
         return dict(zip(self.member_ids, lists, strict=True))
+
+
+# GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
+_PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
+_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers")
 
 
 @contextmanager

@@ -19,8 +19,9 @@ shows in Kafka's result is reproduced (reference: /work/shared/reference/kafka-a
   windows with an incremental `isBalanced` for big groups, over Python lists with a per-move
   re-evaluation for small ones (where numpy's per-call cost would dominate); the moves are the same.
 
-Members are taken in `spec.member_ids` order, which stands for the Java `HashMap` iteration order of
-the subscriptions (the order of the pre-pass and of the constrained builder's owned-partition step).
+Members are taken in the leader's Java `HashMap` iteration order of the subscriptions
+(`GroupSpec.leader_order`, computed from `spec.member_ids`, the order the leader received them): the
+order of the pre-pass, of KIP-341's prevAssignment and of the constrained builder's owned-partition step.
 `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
 
 Deliberate deviation: Java's `performReassignments` may hand a partition back to its prevAssignment
@@ -86,13 +87,27 @@ def sticky_outcome(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> Stick
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
-    ctx = _Context(spec, prefer_rack_aware)
-    if ctx.num_members == 0:
+    """The engine over the members in the leader's `HashMap` order (`GroupSpec.leader_order`); the result
+    is in `spec.member_ids` order again."""
+    if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
+    order = spec.leader_order
+    in_order = bool(np.all(order[1:] > order[:-1]))
+    ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
     if ctx.all_equal:
         assignment, ids, owners = _ConstrainedBuilder(ctx).build()
-        return EngineResult(assignment, ids, owners, False)
-    return EngineResult(_GeneralBuilder(ctx).build(), None, None, True)
+        general = False
+    else:
+        assignment, ids, owners = _GeneralBuilder(ctx).build(), None, None
+        general = True
+    if not in_order:
+        back = [_EMPTY] * len(assignment)
+        for pos, m in enumerate(order.tolist()):
+            back[m] = assignment[pos]
+        assignment = back
+        if owners is not None:
+            owners = order[owners]
+    return EngineResult(assignment, ids, owners, general)
 
 
 class _Context:
@@ -283,8 +298,9 @@ class _ConstrainedBuilder:
         keeps = counts.tolist()
         order: Iterable[int] = range(ctx.num_members)
         if expected and counts.max(initial=0) >= max_q:
-            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled in subscription
-            # order: the same order for a default-capacity subscriptions map, hash order in general
+            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
+            # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
+            # reaching 9 entries at a different moment), so it is recomputed from that order
             index = {mid: i for i, mid in enumerate(spec.member_ids)}
             order = [index[mid] for mid in hashmap_order(spec.member_ids)]
         for m in order:

@@ -14,9 +14,9 @@ What is asserted, and for whom (reference §7):
   with identical subscriptions means sizes differ by <= 1; MetaQ's consistent hash: none;
 * cooperative-sticky never revokes a partition and assigns it to another member in the same round, and
   needs at most 2 follow-up rounds without rack logic (with it, Kafka's rounds can cycle forever);
-* Kafka's own quirk (§3.2) [ORDER] is honoured: members with an empty subscription listed before the
-  first non-empty one count, for the sticky family, as subscribed like the others when all non-empty
-  subscriptions are equal (Kafka then hands them partitions);
+* Kafka's own quirk (§3.2) [ORDER] is honoured: members with an empty subscription that the leader's
+  HashMap iterates before the first non-empty one count, for the sticky family, as subscribed like the
+  others when all non-empty subscriptions are equal (Kafka then hands them partitions);
 * stickiness (without rack logic, ownership disjoint): with identical subscriptions a sticky member
   keeps min(|what it owned and is still valid|, floor(T/N)) of its partitions (uniform, homogeneous:
   the same); and nothing moves at all when the previous assignment is still complete, valid and
@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assignors import STRATEGIES, Member, assign
+from assignors.javaorder import hashmap_order
 
 TP = tuple[str, int]
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
@@ -204,12 +205,13 @@ def check_deterministic(strategy, result, topics, members, partition_racks) -> N
 
 
 def as_kafka_sees_them(strategy: str, members: Mapping[str, Member]) -> Mapping[str, Member]:
-    """Kafka's sticky engine quirk (§3.2) [ORDER]: members with an empty subscription placed before the
-    first non-empty one do not break "all subscriptions equal", so the constrained path hands them the
-    others' topics like any subscriber. For the sticky family they count as subscribed to those topics."""
+    """Kafka's sticky engine quirk (§3.2) [ORDER]: members with an empty subscription that the leader's
+    HashMap iterates before the first non-empty one do not break "all subscriptions equal", so the
+    constrained path hands them the others' topics like any subscriber. For the sticky family they count
+    as subscribed to those topics."""
     if strategy not in STICKY_FAMILY:
         return members
-    ids = list(members)
+    ids = hashmap_order(list(members))
     first = next((i for i, mid in enumerate(ids) if members[mid].topics), None)
     if not first:
         return members
