@@ -24,10 +24,11 @@ Members are taken in the leader's Java `HashMap` iteration order of the subscrip
 order of the pre-pass, of KIP-341's prevAssignment and of the constrained builder's owned-partition step.
 `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
 
-Deliberate deviation: Java's `performReassignments` may hand a partition back to its prevAssignment
-owner even when that member no longer subscribes to the topic (an invalid assignment), or throw a
-NullPointerException when that member is "fixed"; we skip the prevAssignment rule in those two cases.
-Second deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
+Kafka's quirks are kept: `performReassignments` hands a partition back to its prevAssignment owner even
+when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced` then
+needs its exact form, `_exactly_balanced`), and looking at a partition whose prevAssignment owner is
+"fixed" throws Java's NullPointerException (`KafkaAssignorError`).
+One deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
 instead a partition that earlier went Y -> X' (X' = p's original owner, not X), so X keeps its load and
 the next partition of the pass undoes that move; every pass then changes something and `isBalanced` never
 holds (seen on a real 10-member group with mixed subscriptions). A pass decides deterministically from
@@ -50,10 +51,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
 from assignors.model import GroupSpec, rack_aware_enabled
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
 @dataclass
@@ -793,7 +796,7 @@ class _GeneralBuilder:
     def build(self) -> list[np.ndarray]:
         ctx = self.ctx
         spec = ctx.spec
-        prev_owner, _ = self._prev_assignment()
+        prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
         initializing = not self.sizes.any()
@@ -813,13 +816,15 @@ class _GeneralBuilder:
         self.active_idx = np.flatnonzero(self.active)
         self.balance = _balance_tracker(self, movable_topic)
 
-        # prevAssignment owners that can take the partition back (see the module docstring)
+        # Java hands a partition back to its prevAssignment owner without asking whether that member still
+        # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
+        # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
+        self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
-            prev = prev_owner[ids]
-            ok = self.active[prev] & self.subscribes(prev, ptopic[ids])
-            prev_owner[ids[~ok]] = -1
+            prev_owner[ids[~self.active[prev_owner[ids]]]] = _FIXED_PREV
         self.prev_owner = prev_owner
+        self.foreign = False  # does a member hold a partition of a topic it does not subscribe to?
         self.movements = _PartitionMovements(spec)
 
         pre_owner, pre_stamp, pre_sizes = self.owner.copy(), self.stamp.copy(), self.sizes.copy()
@@ -876,13 +881,15 @@ class _GeneralBuilder:
                 prev = self.prev_owner[window]
                 back = (prev >= 0) & (size > self.sizes[prev] + 1)
                 away = balance.min_sub[ptopic[window]] + 1 < size
-                hits = np.flatnonzero(back | away)
+                hits = np.flatnonzero(back | away | (prev == _FIXED_PREV))
                 if not hits.size:
                     pos += window.size
                     chunk = min(chunk * 2, 65536)
                     continue
                 j = int(hits[0])
                 p = int(window[j])
+                if prev[j] == _FIXED_PREV:
+                    self._throw_fixed_prev(p)
                 if back[j]:
                     target = int(prev[j])
                 else:
@@ -896,7 +903,8 @@ class _GeneralBuilder:
                 self.sizes[target] += 1
                 modified = True
                 balance.moved(old, target, q)
-                balanced = balance.balanced()
+                self.foreign = self.foreign or not self.subscribes_one(target, int(ptopic[q]))
+                balanced = balance.balanced() or (self.foreign and self._exactly_balanced())
                 pos += j + 1
                 chunk = 256
             return modified
@@ -920,6 +928,7 @@ class _GeneralBuilder:
             counts = held[ptopic[p]]
             counts[owner[p]] = counts.get(owner[p], 0) + 1
         min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
+        max_size = self.max_size.tolist()
 
         def balanced() -> bool:
             act = [sizes[m] for m in active]
@@ -928,7 +937,11 @@ class _GeneralBuilder:
             ok = True
             for t, members in subs.items():
                 least = min_sub[t] = min(sizes[m] for m in members)
-                if max((sizes[m] for m, n in held[t].items() if n), default=0) > least + 1:
+                most = max((sizes[m] for m, n in held[t].items() if n), default=0)
+                if most > least + 1 and (
+                    not self.foreign or most > min((sizes[m] for m in members if sizes[m] != max_size[m]), default=most)
+                    + 1
+                ):
                     ok = False
             return ok
 
@@ -943,6 +956,8 @@ class _GeneralBuilder:
                     p = parts[i]
                     size = sizes[owner[p]]
                     prev = prev_owner[p]
+                    if prev == _FIXED_PREV:
+                        self._throw_fixed_prev(p)
                     if prev >= 0 and size > sizes[prev] + 1:
                         target = prev
                         break
@@ -961,6 +976,7 @@ class _GeneralBuilder:
                 counts[old] -= 1
                 counts[target] = counts.get(target, 0) + 1
                 modified = True
+                self.foreign = self.foreign or not self.subscribes_one(target, ptopic[q])
                 is_balanced = balanced()
                 pos = i + 1
             self.owner[:] = owner
@@ -968,6 +984,45 @@ class _GeneralBuilder:
             return modified
 
         return one_pass
+
+    def _exactly_balanced(self) -> bool:
+        """Java's `isBalanced` where a member may hold partitions of a topic it does not subscribe to: it
+        skips members whose size equals their maximum (`getMaxAssignmentSize`), which then no longer
+        means that they hold all they can get, so the least subscriber is taken over the others."""
+        sizes = self.sizes
+        act = sizes[self.active_idx]
+        if not act.size or act.min() >= act.max() - 1:
+            return True
+        below = sizes != self.max_size
+        for t in self.balance.topics.tolist():
+            subs = self.topic_subs[t]
+            subs = subs[below[subs]]
+            start = int(self.ctx.spec.topic_start[t])
+            owners = self.owner[start : start + int(self.ctx.spec.topic_sizes[t])]
+            if subs.size and sizes[owners].max() > sizes[subs].min() + 1:
+                return False
+        return True
+
+    def subscribes_one(self, member: int, topic: int) -> bool:
+        code = member * len(self.ctx.spec.topic_names) + topic
+        at = int(np.searchsorted(self.sub_codes, code))
+        return at < self.sub_codes.size and int(self.sub_codes[at]) == code
+
+    def _throw_fixed_prev(self, pid: int) -> None:
+        """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
+        prevAssignment entry; a prev owner that cannot take part in the reassignment (it has all it can get
+        and nothing movable) was taken out of currentAssignment, hence a NullPointerException."""
+        spec = self.ctx.spec
+        prev = int(self.prev_member[pid])
+        topic = spec.topic_names[int(spec.partition_topic[pid])]
+        raise KafkaAssignorError(
+            "java.lang.NullPointerException",
+            None,
+            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[int(self.owner[pid])]!r}) "
+            f"was owned by {spec.member_ids[prev]!r} in generation {int(self.prev_gen[pid])}, an older one than the "
+            f"group's newest; {spec.member_ids[prev]!r} holds all the partitions it can get and none that can move, "
+            "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
+        )
 
     def _state_digest(self) -> bytes:
         """The state a pass of `performReassignments` starts from: it decides the whole pass."""

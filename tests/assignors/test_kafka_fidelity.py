@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assignors import Member, assign
+from assignors import KafkaAssignorError, Member, assign
 from assignors.javaorder import hashmap_order
 
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
@@ -43,3 +43,37 @@ def test_strategies_that_sort_or_keep_the_given_order_are_unchanged(strategy):
     if strategy == "roundrobin":
         expected = {"c021": [("t0", 0), ("t0", 2)], "c022": [("t0", 1)]}
     assert forward == expected
+
+
+# --- B: a partition goes back to its previous owner although that member dropped the topic ----------
+
+
+@pytest.mark.parametrize("strategy", STICKY_FAMILY)
+def test_b_partition_returns_to_a_previous_owner_that_no_longer_subscribes(strategy):
+    members = {
+        "c0": Member(["t1", "t0"], owned=[("t0", 0)], generation=1),
+        "c1": Member(["t0"], owned=[("t1", 2)], generation=1),
+        "c2": Member(["t0", "t1"], generation=4),
+    }
+    assert assign(strategy, {"t0": 1, "t1": 3}, members) == {
+        "c0": [("t0", 0), ("t1", 1)],
+        "c1": [("t1", 2)],
+        "c2": [("t1", 0)],
+    }
+
+
+# --- C: Kafka's assignor throws ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", STICKY_FAMILY)
+def test_c_null_pointer_when_a_previous_owner_is_fixed(strategy):
+    members = {
+        "c0": Member(["t0", "t1"], owned=[("t0", 46)], generation=1),
+        "c1": Member(["t0"], generation=9),
+        "c2": Member([], owned=[("t0", 26)], generation=1),
+    }
+    with pytest.raises(KafkaAssignorError) as err:
+        assign(strategy, {"t0": 47, "t1": 47}, members)
+    assert not isinstance(err.value, ValueError)
+    assert err.value.exception == "java.lang.NullPointerException"
+    assert "t0-26" in str(err.value) and "'c2'" in str(err.value)
