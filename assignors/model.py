@@ -56,6 +56,9 @@ class GroupSpec:
     instance_ids: list[str | None]
     rack_names: list[str] = field(default_factory=list)  # racks named by partition replicas
     partition_rack_bits: np.ndarray | None = None  # uint64[P]: bit r = a replica on rack_names[r]
+    # owned partitions past their topic's partition count, per member index: [(topic index, partition)];
+    # left out of `owned` (they have no global id), but Kafka's constrained path counts them (sticky_engine)
+    phantoms: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     topic_start: np.ndarray = field(init=False)  # int64[T+1]
     topic_index: dict[str, int] = field(init=False)
 
@@ -123,6 +126,9 @@ class GroupSpec:
             values = getattr(self, name)
             setattr(other, name, [values[i] for i in at])
         other.generations = self.generations[order]
+        if self.phantoms:
+            position = {m: pos for pos, m in enumerate(at)}
+            other.phantoms = {position[m]: claims for m, claims in self.phantoms.items()}
         for name in _MEMBER_CACHES:
             other.__dict__.pop(name, None)
         return other
@@ -265,7 +271,8 @@ def build_spec(
     """Validate the public inputs and lay them out as a `GroupSpec`.
 
     Kafka's lenient cases stay lenient: topics with 0 partitions count as without metadata, subscribed
-    topics without metadata are ignored, owned partitions outside the metadata are dropped.
+    topics without metadata are ignored, owned partitions outside the metadata are left out of `owned`
+    (those of a topic with metadata are kept aside in `phantoms`: Kafka's sticky engine can throw on them).
     """
     if not isinstance(topics, Mapping):
         raise ValueError(f"topics: expected a mapping of topic -> partition count, got {type(topics).__name__}")
@@ -337,6 +344,7 @@ def build_spec(
         generations=np.array(generations, dtype=np.int64),
         racks=racks,
         instance_ids=instance_ids,
+        phantoms=layout.phantoms,
     )
     if partition_racks is not None:
         _attach_partition_racks(spec, partition_racks)
@@ -351,6 +359,7 @@ class _TopicLayout:
         self.topic_index = topic_index
         self.sizes = np.array([*sizes, 0], dtype=np.int64)  # index -1: a topic without metadata has no partitions
         self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.phantoms: dict[int, list[tuple[int, int]]] = {}
 
     def owned_ids_all(self, lists: list[Sequence], wheres: list[str]) -> list[np.ndarray]:
         """Global ids of every member's owned pairs that have metadata, first occurrence order,
@@ -359,9 +368,9 @@ class _TopicLayout:
         key = (tuple(self.names), tuple(self.sizes[:-1].tolist()))
         out = []
         seeds: list[tuple[np.ndarray, np.ndarray]] = []
-        for pairs, where in zip(lists, wheres, strict=True):
+        for member, (pairs, where) in enumerate(zip(lists, wheres, strict=True)):
             ids = RESULTS.ids_of(pairs, key) if type(pairs) is list and pairs else None
-            out.append(ids if ids is not None else self.owned_ids(pairs, where, seeds))
+            out.append(ids if ids is not None else self.owned_ids(pairs, where, seeds, member))
         if seeds:
             CACHE.seed(key, seeds)
         # One count over everyone instead of a unique() per member: repeats are rare (conflicts aside).
@@ -370,7 +379,7 @@ class _TopicLayout:
             out = [_first_occurrences(ids) if ids.size and counts[ids].max() > 1 else ids for ids in out]
         return out
 
-    def owned_ids(self, pairs: Sequence, where: str, seeds: list | None = None) -> np.ndarray:
+    def owned_ids(self, pairs: Sequence, where: str, seeds: list | None = None, member: int = -1) -> np.ndarray:
         """Global ids of the owned pairs with metadata, in order, repeats kept. When every pair is a
         plain `(str, int)` tuple, `(ids, tuples)` is added to `seeds`: results may hand those out."""
         if not pairs:
@@ -378,27 +387,30 @@ class _TopicLayout:
         # C-level checks and lookups (map/zip/fromiter): members may own a million partitions in total.
         pair_types = set(map(type, pairs))
         if not pair_types <= {tuple, list}:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         try:
             topics, numbers = zip(*pairs, strict=True)  # fails unless every pair has two items
         except ValueError:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         if set(map(type, topics)) != {str} or set(map(type, numbers)) != {int}:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         try:
             p = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
         except OverflowError:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         if p.min() < 0:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         t = np.fromiter(map(self.topic_index.get, topics, repeat(-1)), dtype=np.int64, count=len(topics))
         keep = p < self.sizes[t]
         ids = self.starts[t[keep]] + p[keep]
+        beyond = ~keep & (t >= 0)
+        if beyond.any():
+            self.phantoms.setdefault(member, []).extend(zip(t[beyond].tolist(), p[beyond].tolist(), strict=True))
         if seeds is not None and pair_types == {tuple}:
             seeds.append((ids, np.fromiter(pairs, dtype=object, count=len(pairs))[keep]))
         return ids
 
-    def _owned_ids_checked(self, pairs: Sequence, where: str) -> np.ndarray:
+    def _owned_ids_checked(self, pairs: Sequence, where: str, member: int) -> np.ndarray:
         """The slow path: one pair at a time, with an error naming the first bad one."""
         for i, tp in enumerate(pairs):
             if not isinstance(tp, Sequence) or isinstance(tp, (str, bytes)) or len(tp) != 2:
@@ -408,7 +420,7 @@ class _TopicLayout:
             if p < 0:
                 raise ValueError(f"{where}[{i}][1]: partition must be >= 0, got {p}")
         # Partition ids are int32 in Kafka: larger ones cannot be in the metadata.
-        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where)
+        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where, None, member)
 
 
 def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:

@@ -48,6 +48,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -97,6 +98,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     order = spec.leader_order
     in_order = bool(np.all(order[1:] > order[:-1]))
     ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
+    if ctx.all_equal and ctx.phantom_claims:
+        _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if ctx.all_equal:
         assignment, ids, owners = _ConstrainedBuilder(ctx).build()
         general = False
@@ -139,6 +142,7 @@ class _Context:
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         self._recover_owned()
+        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
 
     def _rack_info(self) -> None:
         spec = self.spec
@@ -220,6 +224,32 @@ class _Context:
             self.multi[list(multi)] = True
         return ~dup[ids] | (kept_by[ids] == members)
 
+    def _recover_phantoms(self) -> dict[int, list[tuple[int, int]]]:
+        """Owned partitions past their topic's partition count that Java keeps (its pre-pass only asks
+        whether the topic is among the subscribed ones with metadata), after the same conflict rules as
+        real claims: member -> [(topic index, partition)]."""
+        gens = self.generations.tolist()
+        last: dict[tuple[int, int], int] = {}
+        kept: dict[int, list[tuple[int, int]]] = {}
+        multi: set[tuple[int, int]] = set()
+        for m in range(self.num_members):
+            for tp in dict.fromkeys(self.spec.phantoms.get(m, ())):
+                if not self.subscribed_topic[tp[0]]:
+                    continue
+                other = last.get(tp)
+                if other is not None and gens[m] < gens[other]:
+                    continue
+                if other is not None and tp in kept.get(other, ()):
+                    kept[other].remove(tp)
+                last[tp] = m
+                if other is None or gens[m] > gens[other]:
+                    kept.setdefault(m, []).append(tp)
+                else:
+                    multi.add(tp)
+        # the constrained path drops partitions once claimed twice in one generation from every list
+        kept = {m: [tp for tp in claims if tp not in multi] for m, claims in kept.items()}
+        return {m: claims for m, claims in kept.items() if claims}
+
     def name_ordered_partitions(self) -> np.ndarray:
         """All partitions of subscribed topics in (topic name, partition) order."""
         return _topic_blocks(self.spec, self.topics_by_name)
@@ -240,8 +270,10 @@ def _topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
 
 
 class _ConstrainedBuilder:
-    def __init__(self, ctx: _Context) -> None:
+    def __init__(self, ctx: _Context, phantoms: dict[int, list[tuple[int, int]]] | None = None) -> None:
         self.ctx = ctx
+        self.phantoms = phantoms or {}  # see `probe`
+        self.first_phantom: tuple[int, int] | None = None  # smallest kept one, (topic name position, number)
         spec = ctx.spec
         self.total = int(sum(int(spec.topic_sizes[t]) for t in ctx.topics_by_name))
         n = ctx.num_members
@@ -259,18 +291,80 @@ class _ConstrainedBuilder:
         self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []
 
     def build(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        self._assign_round_robin(self._before_round_robin())
+        return self._finish()
+
+    def _before_round_robin(self) -> np.ndarray:
+        """Steps A to C; returns what step D hands out."""
         ctx = self.ctx
         assigned = self._assign_owned()
         ordered = ctx.name_ordered_partitions()
-        unassigned = ordered[~assigned[ordered]]
+        unlisted = ~assigned[ordered]
+        if self.first_phantom is not None:
+            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
+            # a kept partition that does not exist: every partition of a later topic counts as unassigned
+            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
+        unassigned = ordered[unlisted]
         rank = ctx.id_rank
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
         if ctx.rack_on:
             unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
             unassigned = self._assign_rack_aware_round_robin(unassigned)
-        self._assign_round_robin(unassigned)
-        return self._finish()
+        return unassigned
+
+    def probe(self) -> None:
+        """Kafka's constrained path where members claim partitions past their topic's partition count
+        (`phantoms`): Java keeps them towards the quotas, so the real partitions can outnumber the places
+        left, and its round robin throws. Raises `KafkaAssignorError` exactly when Java throws; when it
+        does not, Java's result lists partitions that do not exist (not modelled: the caller then runs
+        the engine without them)."""
+        unassigned = self._before_round_robin()
+        under, exact, size = list(self.under), deque(self.exact), self.size
+        min_q, max_q = self.min_quota, self.max_quota
+        pos = 0  # Java's iterator over `under`
+        for _ in range(unassigned.size):
+            if pos < len(under):
+                m = under[pos]
+                pos += 1
+            elif not under and not exact:
+                self._throw("No more unfilled consumers to be assigned.")
+            elif not under:
+                m = exact.popleft()
+            else:
+                m, pos = under[0], 1
+            size[m] += 1
+            if size[m] == min_q:
+                pos -= 1
+                del under[pos]
+                exact.append(m)
+            elif size[m] == max_q:
+                self.current_over += 1
+        if under:
+            if self.current_over != self.expected_over:
+                self._throw(
+                    "We haven't reached the expected number of members with more than the minQuota partitions, "
+                    "but no more partitions to be assigned"
+                )
+            short = next(m for m in under if size[m] != min_q)
+            self._throw(
+                f"Consumer: [{self.ctx.spec.member_ids[short]}] doesn't reach minQuota partitions, "
+                "and no more partitions to be assigned"
+            )
+
+    def _throw(self, message: str) -> None:
+        spec = self.ctx.spec
+        claims = ", ".join(
+            f"{spec.member_ids[m]!r} claims {spec.topic_names[t]}-{p}"
+            for m, tps in self.phantoms.items()
+            for t, p in tps
+        )
+        raise KafkaAssignorError(
+            "java.lang.IllegalStateException",
+            message,
+            f"owned partitions past their topic's partition count ({claims}): Kafka's constrained assignment keeps "
+            "them towards the members' quotas, which leaves more real partitions than places",
+        )
 
     def _assign_owned(self) -> np.ndarray:
         """Step A: keep owned partitions, sorted by (partition, topic name), up to the quotas."""
@@ -299,6 +393,9 @@ class _ConstrainedBuilder:
         starts = np.cumsum(counts) - counts
         min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
         keeps = counts.tolist()
+        phantoms = self._sorted_phantoms()
+        for m, claims in phantoms.items():
+            keeps[m] += len(claims)
         order: Iterable[int] = range(ctx.num_members)
         if expected and counts.max(initial=0) >= max_q:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
@@ -322,14 +419,35 @@ class _ConstrainedBuilder:
                     self.exact.append(m)
             keeps[m] = keep
         self.size = keeps
-        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), keeps, strict=True)]
+        real_keeps = list(keeps)
+        for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
+            real = ids[starts[m] : starts[m] + counts[m]]
+            numbers = spec.partition_number[real].tolist()
+            positions = ctx.topic_name_pos[ctx.partition_topic[real]].tolist()
+            prefix = sorted([*zip(numbers, positions, repeat(False)), *claims])[: keeps[m]]
+            real_keeps[m] = sum(1 for *_, phantom in prefix if not phantom)
+            for number, pos, phantom in prefix:
+                if phantom and (self.first_phantom is None or (pos, number) < self.first_phantom):
+                    self.first_phantom = (pos, number)
+        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), real_keeps, strict=True)]
         assigned = np.zeros(ctx.num_partitions, dtype=bool)
-        if ids.size and keeps != counts.tolist():
-            over = np.arange(ids.size) - starts[members] >= np.asarray(keeps, dtype=np.int64)[members]
+        if ids.size and real_keeps != counts.tolist():
+            over = np.arange(ids.size) - starts[members] >= np.asarray(real_keeps, dtype=np.int64)[members]
             maybe_revoked[ids[over]] = members[over]
             ids = ids[~over]
         assigned[ids] = True
         return assigned
+
+    def _sorted_phantoms(self) -> dict[int, list[tuple[int, int, bool]]]:
+        """Per member, its kept phantom claims as (partition number, topic name position, True), the
+        key Java sorts owned partitions by; with rack logic on, a member with a rack drops them (no
+        replica is on its rack)."""
+        ctx = self.ctx
+        out = {}
+        for m, claims in self.phantoms.items():
+            if not (ctx.rack_on and ctx.has_rack[m]):
+                out[m] = sorted((p, int(ctx.topic_name_pos[t]), True) for t, p in claims)
+        return out
 
     def _rack_consumer_counts(self) -> np.ndarray:
         """Per partition: how many members' racks hold a replica of it (Java's numConsumersByPartition)."""

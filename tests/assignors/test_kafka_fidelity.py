@@ -77,3 +77,12 @@ def test_c_null_pointer_when_a_previous_owner_is_fixed(strategy):
     assert not isinstance(err.value, ValueError)
     assert err.value.exception == "java.lang.NullPointerException"
     assert "t0-26" in str(err.value) and "'c2'" in str(err.value)
+
+
+@pytest.mark.parametrize("strategy", STICKY_FAMILY)
+def test_c_illegal_state_when_a_claimed_partition_does_not_exist(strategy):
+    with pytest.raises(KafkaAssignorError) as err:
+        assign(strategy, {"t0": 1}, {"c0": Member(["t0"], owned=[("t0", 985)])})
+    assert err.value.exception == "java.lang.IllegalStateException"
+    assert err.value.message == "No more unfilled consumers to be assigned."
+    assert "t0-985" in str(err.value) and "'c0'" in str(err.value)
