@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ class Member:
     generation: int = -1
     rack: str | None = None
     instance_id: str | None = None
+    weight: float = 1  # > 0: the member's share for `weighted-sticky` (carried in userData, docs/assignors.md)
 
 
 @dataclass(eq=False)
@@ -59,6 +61,7 @@ class GroupSpec:
     # owned partitions past their topic's partition count, per member index: [(topic index, partition)];
     # left out of `owned` (they have no global id), but Kafka's constrained path counts them (sticky_engine)
     phantoms: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    weights: np.ndarray | None = None  # float64[M], > 0 (None: all 1)
     topic_start: np.ndarray = field(init=False)  # int64[T+1]
     topic_index: dict[str, int] = field(init=False)
 
@@ -126,6 +129,8 @@ class GroupSpec:
             values = getattr(self, name)
             setattr(other, name, [values[i] for i in at])
         other.generations = self.generations[order]
+        if self.weights is not None:
+            other.weights = self.weights[order]
         if self.phantoms:
             position = {m: pos for pos, m in enumerate(at)}
             other.phantoms = {position[m]: claims for m, claims in self.phantoms.items()}
@@ -243,6 +248,16 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
 
 
+def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
+    """The global ids of `topics`, topic after topic, partitions ascending."""
+    if not topics:
+        return np.zeros(0, dtype=np.int64)
+    t = np.asarray(topics, dtype=np.int64)
+    sizes = spec.topic_sizes[t]
+    offsets = np.cumsum(sizes) - sizes
+    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(spec.topic_start[t] - offsets, sizes)
+
+
 def _first_occurrences(ids: np.ndarray) -> np.ndarray:
     """`ids` without repeats, each kept where it first occurs."""
     unique, first = np.unique(ids, return_index=True)
@@ -261,6 +276,15 @@ def _check_int(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ValueError(f"{where}: expected an integer, got {type(value).__name__}")
     return int(value)
+
+
+def _check_weight(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{where}: expected a positive number, got {type(value).__name__}")
+    weight = float(value)
+    if not math.isfinite(weight) or weight <= 0:
+        raise ValueError(f"{where}: expected a positive number, got {value!r}")
+    return weight
 
 
 def build_spec(
@@ -296,6 +320,7 @@ def build_spec(
     generations: list[int] = []
     racks: list[str | None] = []
     instance_ids: list[str | None] = []
+    weights: list[float] = []
     raw_owned: list[Sequence] = []
     seen_subscriptions: dict[tuple, tuple[tuple[str, ...], np.ndarray]] = {}  # members mostly share them
     for mid, m in members.items():
@@ -330,6 +355,7 @@ def build_spec(
         generations.append(gen)
         racks.append(m.rack or None)
         instance_ids.append(m.instance_id)
+        weights.append(_check_weight(m.weight, f"{where}.weight"))
     layout = _TopicLayout(names, sizes, topic_index)
     with _gc_paused():
         owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])
@@ -345,6 +371,7 @@ def build_spec(
         racks=racks,
         instance_ids=instance_ids,
         phantoms=layout.phantoms,
+        weights=None if all(w == 1 for w in weights) else np.array(weights, dtype=np.float64),
     )
     if partition_racks is not None:
         _attach_partition_racks(spec, partition_racks)

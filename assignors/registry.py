@@ -24,6 +24,7 @@ _STRATEGIES: dict[str, str] = {
     "server-range": "assignors.server_range:ServerRangeAssignor",
     "metaq-default": "assignors.metaq:MetaqDefaultAssignor",
     "metaq-consistent-hash": "assignors.metaq:MetaqConsistentHashAssignor",
+    "weighted-sticky": "assignors.weighted:WeightedStickyAssignor",
 }
 STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
 

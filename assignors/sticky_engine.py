@@ -54,7 +54,7 @@ import numpy as np
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import GroupSpec, rack_aware_enabled
+from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
@@ -252,17 +252,7 @@ class _Context:
 
     def name_ordered_partitions(self) -> np.ndarray:
         """All partitions of subscribed topics in (topic name, partition) order."""
-        return _topic_blocks(self.spec, self.topics_by_name)
-
-
-def _topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
-    """The global ids of `topics`, topic after topic, partitions ascending."""
-    if not topics:
-        return _EMPTY
-    t = np.asarray(topics, dtype=np.int64)
-    sizes = spec.topic_sizes[t]
-    offsets = np.cumsum(sizes) - sizes
-    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(spec.topic_start[t] - offsets, sizes)
+        return topic_blocks(self.spec, self.topics_by_name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -759,7 +749,7 @@ class _GeneralBuilder:
         self.sizes = np.zeros(m, dtype=np.int64)
         keys = {t: (int(self.num_subs[t]), java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
         self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
-        self.sorted_all = _topic_blocks(spec, self.sorted_topics)
+        self.sorted_all = topic_blocks(spec, self.sorted_topics)
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -1042,7 +1032,7 @@ class _GeneralBuilder:
         prev_owner = self.prev_owner.tolist()
         owner, sizes = self.owner.tolist(), self.sizes.tolist()
         held: dict[int, dict[int, int]] = {t: {} for t in subs}  # topic -> member -> partitions held
-        for p in _topic_blocks(ctx.spec, list(subs)).tolist():
+        for p in topic_blocks(ctx.spec, list(subs)).tolist():
             counts = held[ptopic[p]]
             counts[owner[p]] = counts.get(owner[p], 0) + 1
         min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
@@ -1191,7 +1181,7 @@ class _FullBalance:
         if topics.size:
             self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
             self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))
-            self.part_flat = _topic_blocks(spec, topics.tolist())
+            self.part_flat = topic_blocks(spec, topics.tolist())
             self.part_off = np.concatenate(([0], np.cumsum(spec.topic_sizes[topics])[:-1]))
 
     def moved(self, old: int, new: int, pid: int) -> None:
@@ -1235,7 +1225,7 @@ class _IncrementalBalance(_FullBalance):
         self.subs_of = np.split(sub_k, np.cumsum(np.bincount(sub_member, minlength=m))[:-1])
         self.hsub = np.zeros((k, width), dtype=np.int32)
         np.add.at(self.hsub, (sub_k, sizes[sub_member]), 1)
-        parts = _topic_blocks(spec, topics.tolist())
+        parts = topic_blocks(spec, topics.tolist())
         self.held = np.zeros((m, k), dtype=np.int32)  # partitions of topic k held by member m
         np.add.at(self.held, (builder.owner[parts], self.compact[ctx.partition_topic[parts]]), 1)
         hm, hk = np.nonzero(self.held)

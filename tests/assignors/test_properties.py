@@ -38,8 +38,8 @@ from assignors.javaorder import hashmap_order
 TP = tuple[str, int]
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
 PER_TOPIC_BALANCED = ("range", "server-range", "metaq-default")
-BALANCED_WHEN_HOMOGENEOUS = ("roundrobin", "uniform")
-MEMBER_ORDER_FREE = ("range", "roundrobin", "server-range", "metaq-default", "metaq-consistent-hash")
+BALANCED_WHEN_HOMOGENEOUS = ("roundrobin", "uniform", "weighted-sticky")  # weighted-sticky: all weights 1 here
+MEMBER_ORDER_FREE = ("range", "roundrobin", "server-range", "metaq-default", "metaq-consistent-hash", "weighted-sticky")
 TOPIC_POOL = ("t0", "t1", "t2", "t10", "orders")
 GHOST = "ghost"  # subscribed to, never in the metadata
 MEMBER_POOL = ("consumer1", "consumer2", "consumer10", "c0", "c1", "m-a", "zeta", "Alpha")
