@@ -1,7 +1,17 @@
 """Kafka's partition assignors, exact and fast: range, roundrobin, sticky, cooperative-sticky, the
 KIP-848 server-side uniform and range, and MetaQ's balance strategies."""
 
+from assignors.errors import KafkaAssignorError
 from assignors.model import GroupSpec, Member, build_spec
 from assignors.registry import STRATEGIES, assign, assign_spec, get_assignor
 
-__all__ = ["STRATEGIES", "GroupSpec", "Member", "assign", "assign_spec", "build_spec", "get_assignor"]
+__all__ = [
+    "STRATEGIES",
+    "GroupSpec",
+    "KafkaAssignorError",
+    "Member",
+    "assign",
+    "assign_spec",
+    "build_spec",
+    "get_assignor",
+]

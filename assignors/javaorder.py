@@ -7,7 +7,12 @@ order differs always.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
+
+_TREEIFY_THRESHOLD = 8  # a bin reaching 9 entries asks for a tree ...
+_MIN_TREEIFY_CAPACITY = 64  # ... which a smaller table answers by doubling instead
 
 
 def java_string_key(s: str) -> bytes:
@@ -16,6 +21,7 @@ def java_string_key(s: str) -> bytes:
     return s.encode("utf-16-be")
 
 
+@lru_cache(maxsize=1 << 16)  # member ids recur in every rebalance of a replayed group
 def java_string_hash(s: str) -> int:
     """Java's `String.hashCode` as a signed 32-bit int."""
     h = 0
@@ -30,17 +36,40 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
 
     Buckets are `(h ^ h >>> 16) & (capacity - 1)`; capacity starts at 16 (`new HashMap<>(n)`: the
     power of two >= n, which is what `initial_capacity` is for) and doubles when the size exceeds
-    0.75 x capacity; a bucket keeps insertion order (treeified buckets, which need eight colliding
-    keys, are not modelled).
+    0.75 x capacity, and when a bucket reaches 9 entries while the capacity is below 64 (Java's
+    `treeifyBin` resizes instead of building a tree there). A bucket keeps insertion order. Not
+    modelled: the order inside a bucket that has become a tree (9+ keys of one bucket at capacity
+    >= 64: hash then `compareTo` placement instead of insertion order).
     """
     unique = list(dict.fromkeys(keys))
+    spread = [(h ^ (h >> 16)) for h in (java_string_hash(k) & 0xFFFFFFFF for k in unique)]
     capacity = 1
     while capacity < initial_capacity:
         capacity *= 2
+    if (
+        len(unique) > _TREEIFY_THRESHOLD
+        and capacity < _MIN_TREEIFY_CAPACITY
+        and max(Counter(s & (capacity - 1) for s in spread).values()) > _TREEIFY_THRESHOLD
+    ):  # buckets only split as the table grows: without a 9-long one now, there is none later
+        capacity = _capacity_with_long_buckets(spread, capacity)
     while len(unique) > 0.75 * capacity:
         capacity *= 2
-    buckets: dict[int, list[str]] = {}
-    for key in unique:
-        h = java_string_hash(key) & 0xFFFFFFFF
-        buckets.setdefault((h ^ (h >> 16)) & (capacity - 1), []).append(key)
-    return [key for bucket in sorted(buckets) for key in buckets[bucket]]
+    mask = capacity - 1
+    order = sorted(range(len(unique)), key=lambda i: spread[i] & mask)  # stable: insertion order in a bucket
+    return [unique[i] for i in order]
+
+
+def _capacity_with_long_buckets(spread: list[int], capacity: int) -> int:
+    """Java's table size after inserting keys with these spread hashes one by one, starting from
+    `capacity`: doubling past 0.75 load, and (below 64) when a bucket reaches 9 entries."""
+    counts: Counter[int] = Counter()
+    for size, s in enumerate(spread, start=1):
+        mask = capacity - 1
+        counts[s & mask] += 1
+        if counts[s & mask] > _TREEIFY_THRESHOLD and capacity < _MIN_TREEIFY_CAPACITY:
+            capacity *= 2
+        if size > 0.75 * capacity:
+            capacity *= 2
+        if capacity - 1 != mask:
+            counts = Counter(x & (capacity - 1) for x in spread[:size])
+    return capacity

@@ -8,8 +8,10 @@ state machine does) can build a spec without any per-partition Python objects.
 
 from __future__ import annotations
 
+import copy
 import gc
 import itertools
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +21,7 @@ from itertools import repeat
 
 import numpy as np
 
-from assignors.javaorder import java_string_key
+from assignors.javaorder import hashmap_order, java_string_key
 from assignors.pairs import CACHE, RESULTS
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
@@ -41,6 +43,7 @@ class Member:
     generation: int = -1
     rack: str | None = None
     instance_id: str | None = None
+    weight: float = 1  # > 0: the member's share for `weighted-sticky` (carried in userData, docs/assignors.md)
 
 
 @dataclass(eq=False)
@@ -49,7 +52,7 @@ class GroupSpec:
 
     topic_names: list[str]  # topics with metadata (>= 1 partition), caller's order
     topic_sizes: np.ndarray  # int64[T]
-    member_ids: list[str]  # caller's order: the Java HashMap iteration order Kafka would use
+    member_ids: list[str]  # caller's order: the order the group leader received the members in
     subscriptions: list[tuple[str, ...]]  # raw subscribed names, deduplicated, order kept (may lack metadata)
     member_topics: list[np.ndarray]  # int32 topic indices per member: subscribed topics that have metadata
     owned: list[np.ndarray]  # int64 global ids per member, caller's order, only partitions with metadata
@@ -58,6 +61,10 @@ class GroupSpec:
     instance_ids: list[str | None]
     rack_names: list[str] = field(default_factory=list)  # racks named by partition replicas
     partition_rack_bits: np.ndarray | None = None  # uint64[P]: bit r = a replica on rack_names[r]
+    # owned partitions past their topic's partition count, per member index: [(topic index, partition)];
+    # left out of `owned` (they have no global id), but Kafka's constrained path counts them (sticky_engine)
+    phantoms: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    weights: np.ndarray | None = None  # float64[M], > 0 (None: all 1)
     topic_start: np.ndarray = field(init=False)  # int64[T+1]
     topic_index: dict[str, int] = field(init=False)
 
@@ -107,6 +114,32 @@ class GroupSpec:
         """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""
         index = {r: i for i, r in enumerate(self.rack_names)}
         return np.array([np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64)
+
+    @cached_property
+    def leader_order(self) -> np.ndarray:
+        """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
+        puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
+        them (`member_ids`), and the sticky assignors iterate that map."""
+        index = dict(zip(self.member_ids, range(len(self.member_ids)), strict=True))
+        return np.fromiter(map(index.__getitem__, hashmap_order(self.member_ids)), np.int64, len(index))
+
+    def reordered(self, order: np.ndarray) -> GroupSpec:
+        """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
+        and what was computed from it are shared."""
+        other = copy.copy(self)
+        at = order.tolist()
+        for name in _PER_MEMBER:
+            values = getattr(self, name)
+            setattr(other, name, [values[i] for i in at])
+        other.generations = self.generations[order]
+        if self.weights is not None:
+            other.weights = self.weights[order]
+        if self.phantoms:
+            position = {m: pos for pos, m in enumerate(at)}
+            other.phantoms = {position[m]: claims for m, claims in self.phantoms.items()}
+        for name in _MEMBER_CACHES:
+            other.__dict__.pop(name, None)
+        return other
 
     @cached_property
     def member_info_order(self) -> np.ndarray:
@@ -176,6 +209,11 @@ class GroupSpec:
         return dict(zip(self.member_ids, lists, strict=True))
 
 
+# GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
+_PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
+_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers")
+
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while allocating millions of small tuples (they cannot form cycles; each
@@ -213,6 +251,16 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
 
 
+def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
+    """The global ids of `topics`, topic after topic, partitions ascending."""
+    if not topics:
+        return np.zeros(0, dtype=np.int64)
+    t = np.asarray(topics, dtype=np.int64)
+    sizes = spec.topic_sizes[t]
+    offsets = np.cumsum(sizes) - sizes
+    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(spec.topic_start[t] - offsets, sizes)
+
+
 def _first_occurrences(ids: np.ndarray) -> np.ndarray:
     """`ids` without repeats, each kept where it first occurs."""
     unique, first = np.unique(ids, return_index=True)
@@ -243,6 +291,15 @@ def _check_int32(value: object, where: str) -> int:
     return number
 
 
+def _check_weight(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{where}: expected a positive number, got {type(value).__name__}")
+    weight = float(value)
+    if not math.isfinite(weight) or weight <= 0:
+        raise ValueError(f"{where}: expected a positive number, got {value!r}")
+    return weight
+
+
 def build_spec(
     topics: Mapping[str, int],
     members: Mapping[str, Member],
@@ -251,7 +308,8 @@ def build_spec(
     """Validate the public inputs and lay them out as a `GroupSpec`.
 
     Kafka's lenient cases stay lenient: topics with 0 partitions count as without metadata, subscribed
-    topics without metadata are ignored, owned partitions outside the metadata are dropped.
+    topics without metadata are ignored, owned partitions outside the metadata are left out of `owned`
+    (those of a topic with metadata are kept aside in `phantoms`: Kafka's sticky engine can throw on them).
     """
     if not isinstance(topics, Mapping):
         raise ValueError(f"topics: expected a mapping of topic -> partition count, got {type(topics).__name__}")
@@ -275,6 +333,7 @@ def build_spec(
     generations: list[int] = []
     racks: list[str | None] = []
     instance_ids: list[str | None] = []
+    weights: list[float] = []
     raw_owned: list[Sequence] = []
     seen_subscriptions: dict[tuple, tuple[tuple[str, ...], np.ndarray]] = {}  # members mostly share them
     for mid, m in members.items():
@@ -309,6 +368,7 @@ def build_spec(
         generations.append(gen)
         racks.append(m.rack or None)
         instance_ids.append(m.instance_id)
+        weights.append(_check_weight(m.weight, f"{where}.weight"))
     layout = _TopicLayout(names, sizes, topic_index)
     with _gc_paused():
         owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])
@@ -323,6 +383,8 @@ def build_spec(
         generations=np.array(generations, dtype=np.int64),
         racks=racks,
         instance_ids=instance_ids,
+        phantoms=layout.phantoms,
+        weights=None if all(w == 1 for w in weights) else np.array(weights, dtype=np.float64),
     )
     if partition_racks is not None:
         _attach_partition_racks(spec, partition_racks)
@@ -337,6 +399,7 @@ class _TopicLayout:
         self.topic_index = topic_index
         self.sizes = np.array([*sizes, 0], dtype=np.int64)  # index -1: a topic without metadata has no partitions
         self.starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.phantoms: dict[int, list[tuple[int, int]]] = {}
 
     def owned_ids_all(self, lists: list[Sequence], wheres: list[str]) -> list[np.ndarray]:
         """Global ids of every member's owned pairs that have metadata, first occurrence order,
@@ -345,9 +408,9 @@ class _TopicLayout:
         key = (tuple(self.names), tuple(self.sizes[:-1].tolist()))
         out = []
         seeds: list[tuple[np.ndarray, np.ndarray]] = []
-        for pairs, where in zip(lists, wheres, strict=True):
+        for member, (pairs, where) in enumerate(zip(lists, wheres, strict=True)):
             ids = RESULTS.ids_of(pairs, key) if type(pairs) is list and pairs else None
-            out.append(ids if ids is not None else self.owned_ids(pairs, where, seeds))
+            out.append(ids if ids is not None else self.owned_ids(pairs, where, seeds, member))
         if seeds:
             CACHE.seed(key, seeds)
         # One count over everyone instead of a unique() per member: repeats are rare (conflicts aside).
@@ -356,7 +419,7 @@ class _TopicLayout:
             out = [_first_occurrences(ids) if ids.size and counts[ids].max() > 1 else ids for ids in out]
         return out
 
-    def owned_ids(self, pairs: Sequence, where: str, seeds: list | None = None) -> np.ndarray:
+    def owned_ids(self, pairs: Sequence, where: str, seeds: list | None = None, member: int = -1) -> np.ndarray:
         """Global ids of the owned pairs with metadata, in order, repeats kept. When every pair is a
         plain `(str, int)` tuple, `(ids, tuples)` is added to `seeds`: results may hand those out."""
         if not pairs:
@@ -364,27 +427,30 @@ class _TopicLayout:
         # C-level checks and lookups (map/zip/fromiter): members may own a million partitions in total.
         pair_types = set(map(type, pairs))
         if not pair_types <= {tuple, list}:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         try:
             topics, numbers = zip(*pairs, strict=True)  # fails unless every pair has two items
         except ValueError:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         if set(map(type, topics)) != {str} or set(map(type, numbers)) != {int}:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         try:
             p = np.fromiter(numbers, dtype=np.int64, count=len(numbers))
         except OverflowError:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         if p.min() < 0:
-            return self._owned_ids_checked(pairs, where)
+            return self._owned_ids_checked(pairs, where, member)
         t = np.fromiter(map(self.topic_index.get, topics, repeat(-1)), dtype=np.int64, count=len(topics))
         keep = p < self.sizes[t]
         ids = self.starts[t[keep]] + p[keep]
+        beyond = ~keep & (t >= 0)
+        if beyond.any():
+            self.phantoms.setdefault(member, []).extend(zip(t[beyond].tolist(), p[beyond].tolist(), strict=True))
         if seeds is not None and pair_types == {tuple}:
             seeds.append((ids, np.fromiter(pairs, dtype=object, count=len(pairs))[keep]))
         return ids
 
-    def _owned_ids_checked(self, pairs: Sequence, where: str) -> np.ndarray:
+    def _owned_ids_checked(self, pairs: Sequence, where: str, member: int) -> np.ndarray:
         """The slow path: one pair at a time, with an error naming the first bad one."""
         for i, tp in enumerate(pairs):
             if not isinstance(tp, Sequence) or isinstance(tp, (str, bytes)) or len(tp) != 2:
@@ -394,7 +460,7 @@ class _TopicLayout:
             if p < 0:
                 raise ValueError(f"{where}[{i}][1]: partition must be >= 0, got {p}")
         # Partition ids are int32 in Kafka: larger ones cannot be in the metadata.
-        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where)
+        return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where, None, member)
 
 
 def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:

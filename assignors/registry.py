@@ -24,6 +24,7 @@ _STRATEGIES: dict[str, str] = {
     "server-range": "assignors.server_range:ServerRangeAssignor",
     "metaq-default": "assignors.metaq:MetaqDefaultAssignor",
     "metaq-consistent-hash": "assignors.metaq:MetaqConsistentHashAssignor",
+    "weighted-sticky": "assignors.weighted:WeightedStickyAssignor",
 }
 STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
 
@@ -60,8 +61,8 @@ def assign(
 ) -> dict[str, list[tuple[str, int]]]:
     """Kafka's assignment for one rebalance: member id -> partitions sorted by (topic, partition).
 
-    `members` is iterated in the given order, which stands for the Java HashMap iteration order the
-    Kafka leader would see (`assignors.javaorder.hashmap_order` computes it from member ids).
+    `members` is in the order the group leader received them (contract §1); the sticky family iterates
+    them in the order of the leader's Java `HashMap` filled in that order (`GroupSpec.leader_order`).
     """
     assignor = get_assignor(strategy)
     spec = build_spec(topics, members, partition_racks)

@@ -19,14 +19,16 @@ shows in Kafka's result is reproduced (reference: /work/shared/reference/kafka-a
   windows with an incremental `isBalanced` for big groups, over Python lists with a per-move
   re-evaluation for small ones (where numpy's per-call cost would dominate); the moves are the same.
 
-Members are taken in `spec.member_ids` order, which stands for the Java `HashMap` iteration order of
-the subscriptions (the order of the pre-pass and of the constrained builder's owned-partition step).
+Members are taken in the leader's Java `HashMap` iteration order of the subscriptions
+(`GroupSpec.leader_order`, computed from `spec.member_ids`, the order the leader received them): the
+order of the pre-pass, of KIP-341's prevAssignment and of the constrained builder's owned-partition step.
 `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
 
-Deliberate deviation: Java's `performReassignments` may hand a partition back to its prevAssignment
-owner even when that member no longer subscribes to the topic (an invalid assignment), or throw a
-NullPointerException when that member is "fixed"; we skip the prevAssignment rule in those two cases.
-Second deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
+Kafka's quirks are kept: `performReassignments` hands a partition back to its prevAssignment owner even
+when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced` then
+needs its exact form, `_exactly_balanced`), and looking at a partition whose prevAssignment owner is
+"fixed" throws Java's NullPointerException (`KafkaAssignorError`).
+One deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
 instead a partition that earlier went Y -> X' (X' = p's original owner, not X), so X keeps its load and
 the next partition of the pass undoes that move; every pass then changes something and `isBalanced` never
 holds (seen on a real 10-member group with mixed subscriptions). A pass decides deterministically from
@@ -46,13 +48,16 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
+from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import GroupSpec, rack_aware_enabled
+from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
 @dataclass
@@ -86,13 +91,29 @@ def sticky_outcome(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> Stick
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
-    ctx = _Context(spec, prefer_rack_aware)
-    if ctx.num_members == 0:
+    """The engine over the members in the leader's `HashMap` order (`GroupSpec.leader_order`); the result
+    is in `spec.member_ids` order again."""
+    if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
+    order = spec.leader_order
+    in_order = bool(np.all(order[1:] > order[:-1]))
+    ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
+    if ctx.all_equal and ctx.phantom_claims:
+        _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if ctx.all_equal:
         assignment, ids, owners = _ConstrainedBuilder(ctx).build()
-        return EngineResult(assignment, ids, owners, False)
-    return EngineResult(_GeneralBuilder(ctx).build(), None, None, True)
+        general = False
+    else:
+        assignment, ids, owners = _GeneralBuilder(ctx).build(), None, None
+        general = True
+    if not in_order:
+        back = [_EMPTY] * len(assignment)
+        for pos, m in enumerate(order.tolist()):
+            back[m] = assignment[pos]
+        assignment = back
+        if owners is not None:
+            owners = order[owners]
+    return EngineResult(assignment, ids, owners, general)
 
 
 class _Context:
@@ -121,6 +142,7 @@ class _Context:
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         self._recover_owned()
+        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
 
     def _rack_info(self) -> None:
         spec = self.spec
@@ -202,19 +224,35 @@ class _Context:
             self.multi[list(multi)] = True
         return ~dup[ids] | (kept_by[ids] == members)
 
+    def _recover_phantoms(self) -> dict[int, list[tuple[int, int]]]:
+        """Owned partitions past their topic's partition count that Java keeps (its pre-pass only asks
+        whether the topic is among the subscribed ones with metadata), after the same conflict rules as
+        real claims: member -> [(topic index, partition)]."""
+        gens = self.generations.tolist()
+        last: dict[tuple[int, int], int] = {}
+        kept: dict[int, list[tuple[int, int]]] = {}
+        multi: set[tuple[int, int]] = set()
+        for m in range(self.num_members):
+            for tp in dict.fromkeys(self.spec.phantoms.get(m, ())):
+                if not self.subscribed_topic[tp[0]]:
+                    continue
+                other = last.get(tp)
+                if other is not None and gens[m] < gens[other]:
+                    continue
+                if other is not None and tp in kept.get(other, ()):
+                    kept[other].remove(tp)
+                last[tp] = m
+                if other is None or gens[m] > gens[other]:
+                    kept.setdefault(m, []).append(tp)
+                else:
+                    multi.add(tp)
+        # the constrained path drops partitions once claimed twice in one generation from every list
+        kept = {m: [tp for tp in claims if tp not in multi] for m, claims in kept.items()}
+        return {m: claims for m, claims in kept.items() if claims}
+
     def name_ordered_partitions(self) -> np.ndarray:
         """All partitions of subscribed topics in (topic name, partition) order."""
-        return _topic_blocks(self.spec, self.topics_by_name)
-
-
-def _topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
-    """The global ids of `topics`, topic after topic, partitions ascending."""
-    if not topics:
-        return _EMPTY
-    t = np.asarray(topics, dtype=np.int64)
-    sizes = spec.topic_sizes[t]
-    offsets = np.cumsum(sizes) - sizes
-    return np.arange(int(sizes.sum()), dtype=np.int64) + np.repeat(spec.topic_start[t] - offsets, sizes)
+        return topic_blocks(self.spec, self.topics_by_name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -222,8 +260,10 @@ def _topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
 
 
 class _ConstrainedBuilder:
-    def __init__(self, ctx: _Context) -> None:
+    def __init__(self, ctx: _Context, phantoms: dict[int, list[tuple[int, int]]] | None = None) -> None:
         self.ctx = ctx
+        self.phantoms = phantoms or {}  # see `probe`
+        self.first_phantom: tuple[int, int] | None = None  # smallest kept one, (topic name position, number)
         spec = ctx.spec
         self.total = int(sum(int(spec.topic_sizes[t]) for t in ctx.topics_by_name))
         n = ctx.num_members
@@ -241,18 +281,80 @@ class _ConstrainedBuilder:
         self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []
 
     def build(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        self._assign_round_robin(self._before_round_robin())
+        return self._finish()
+
+    def _before_round_robin(self) -> np.ndarray:
+        """Steps A to C; returns what step D hands out."""
         ctx = self.ctx
         assigned = self._assign_owned()
         ordered = ctx.name_ordered_partitions()
-        unassigned = ordered[~assigned[ordered]]
+        unlisted = ~assigned[ordered]
+        if self.first_phantom is not None:
+            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
+            # a kept partition that does not exist: every partition of a later topic counts as unassigned
+            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
+        unassigned = ordered[unlisted]
         rank = ctx.id_rank
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
         if ctx.rack_on:
             unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
             unassigned = self._assign_rack_aware_round_robin(unassigned)
-        self._assign_round_robin(unassigned)
-        return self._finish()
+        return unassigned
+
+    def probe(self) -> None:
+        """Kafka's constrained path where members claim partitions past their topic's partition count
+        (`phantoms`): Java keeps them towards the quotas, so the real partitions can outnumber the places
+        left, and its round robin throws. Raises `KafkaAssignorError` exactly when Java throws; when it
+        does not, Java's result lists partitions that do not exist (not modelled: the caller then runs
+        the engine without them)."""
+        unassigned = self._before_round_robin()
+        under, exact, size = list(self.under), deque(self.exact), self.size
+        min_q, max_q = self.min_quota, self.max_quota
+        pos = 0  # Java's iterator over `under`
+        for _ in range(unassigned.size):
+            if pos < len(under):
+                m = under[pos]
+                pos += 1
+            elif not under and not exact:
+                self._throw("No more unfilled consumers to be assigned.")
+            elif not under:
+                m = exact.popleft()
+            else:
+                m, pos = under[0], 1
+            size[m] += 1
+            if size[m] == min_q:
+                pos -= 1
+                del under[pos]
+                exact.append(m)
+            elif size[m] == max_q:
+                self.current_over += 1
+        if under:
+            if self.current_over != self.expected_over:
+                self._throw(
+                    "We haven't reached the expected number of members with more than the minQuota partitions, "
+                    "but no more partitions to be assigned"
+                )
+            short = next(m for m in under if size[m] != min_q)
+            self._throw(
+                f"Consumer: [{self.ctx.spec.member_ids[short]}] doesn't reach minQuota partitions, "
+                "and no more partitions to be assigned"
+            )
+
+    def _throw(self, message: str) -> None:
+        spec = self.ctx.spec
+        claims = ", ".join(
+            f"{spec.member_ids[m]!r} claims {spec.topic_names[t]}-{p}"
+            for m, tps in self.phantoms.items()
+            for t, p in tps
+        )
+        raise KafkaAssignorError(
+            "java.lang.IllegalStateException",
+            message,
+            f"owned partitions past their topic's partition count ({claims}): Kafka's constrained assignment keeps "
+            "them towards the members' quotas, which leaves more real partitions than places",
+        )
 
     def _assign_owned(self) -> np.ndarray:
         """Step A: keep owned partitions, sorted by (partition, topic name), up to the quotas."""
@@ -281,10 +383,14 @@ class _ConstrainedBuilder:
         starts = np.cumsum(counts) - counts
         min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
         keeps = counts.tolist()
+        phantoms = self._sorted_phantoms()
+        for m, claims in phantoms.items():
+            keeps[m] += len(claims)
         order: Iterable[int] = range(ctx.num_members)
         if expected and counts.max(initial=0) >= max_q:
-            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled in subscription
-            # order: the same order for a default-capacity subscriptions map, hash order in general
+            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
+            # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
+            # reaching 9 entries at a different moment), so it is recomputed from that order
             index = {mid: i for i, mid in enumerate(spec.member_ids)}
             order = [index[mid] for mid in hashmap_order(spec.member_ids)]
         for m in order:
@@ -303,14 +409,35 @@ class _ConstrainedBuilder:
                     self.exact.append(m)
             keeps[m] = keep
         self.size = keeps
-        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), keeps, strict=True)]
+        real_keeps = list(keeps)
+        for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
+            real = ids[starts[m] : starts[m] + counts[m]]
+            numbers = spec.partition_number[real].tolist()
+            positions = ctx.topic_name_pos[ctx.partition_topic[real]].tolist()
+            prefix = sorted([*zip(numbers, positions, repeat(False)), *claims])[: keeps[m]]
+            real_keeps[m] = sum(1 for *_, phantom in prefix if not phantom)
+            for number, pos, phantom in prefix:
+                if phantom and (self.first_phantom is None or (pos, number) < self.first_phantom):
+                    self.first_phantom = (pos, number)
+        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), real_keeps, strict=True)]
         assigned = np.zeros(ctx.num_partitions, dtype=bool)
-        if ids.size and keeps != counts.tolist():
-            over = np.arange(ids.size) - starts[members] >= np.asarray(keeps, dtype=np.int64)[members]
+        if ids.size and real_keeps != counts.tolist():
+            over = np.arange(ids.size) - starts[members] >= np.asarray(real_keeps, dtype=np.int64)[members]
             maybe_revoked[ids[over]] = members[over]
             ids = ids[~over]
         assigned[ids] = True
         return assigned
+
+    def _sorted_phantoms(self) -> dict[int, list[tuple[int, int, bool]]]:
+        """Per member, its kept phantom claims as (partition number, topic name position, True), the
+        key Java sorts owned partitions by; with rack logic on, a member with a rack drops them (no
+        replica is on its rack)."""
+        ctx = self.ctx
+        out = {}
+        for m, claims in self.phantoms.items():
+            if not (ctx.rack_on and ctx.has_rack[m]):
+                out[m] = sorted((p, int(ctx.topic_name_pos[t]), True) for t, p in claims)
+        return out
 
     def _rack_consumer_counts(self) -> np.ndarray:
         """Per partition: how many members' racks hold a replica of it (Java's numConsumersByPartition)."""
@@ -622,7 +749,7 @@ class _GeneralBuilder:
         self.sizes = np.zeros(m, dtype=np.int64)
         keys = {t: (int(self.num_subs[t]), java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
         self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
-        self.sorted_all = _topic_blocks(spec, self.sorted_topics)
+        self.sorted_all = topic_blocks(spec, self.sorted_topics)
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -777,7 +904,7 @@ class _GeneralBuilder:
     def build(self) -> list[np.ndarray]:
         ctx = self.ctx
         spec = ctx.spec
-        prev_owner, _ = self._prev_assignment()
+        prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
         initializing = not self.sizes.any()
@@ -797,13 +924,15 @@ class _GeneralBuilder:
         self.active_idx = np.flatnonzero(self.active)
         self.balance = _balance_tracker(self, movable_topic)
 
-        # prevAssignment owners that can take the partition back (see the module docstring)
+        # Java hands a partition back to its prevAssignment owner without asking whether that member still
+        # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
+        # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
+        self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
-            prev = prev_owner[ids]
-            ok = self.active[prev] & self.subscribes(prev, ptopic[ids])
-            prev_owner[ids[~ok]] = -1
+            prev_owner[ids[~self.active[prev_owner[ids]]]] = _FIXED_PREV
         self.prev_owner = prev_owner
+        self.foreign = False  # does a member hold a partition of a topic it does not subscribe to?
         self.movements = _PartitionMovements(spec)
 
         pre_owner, pre_stamp, pre_sizes = self.owner.copy(), self.stamp.copy(), self.sizes.copy()
@@ -860,13 +989,15 @@ class _GeneralBuilder:
                 prev = self.prev_owner[window]
                 back = (prev >= 0) & (size > self.sizes[prev] + 1)
                 away = balance.min_sub[ptopic[window]] + 1 < size
-                hits = np.flatnonzero(back | away)
+                hits = np.flatnonzero(back | away | (prev == _FIXED_PREV))
                 if not hits.size:
                     pos += window.size
                     chunk = min(chunk * 2, 65536)
                     continue
                 j = int(hits[0])
                 p = int(window[j])
+                if prev[j] == _FIXED_PREV:
+                    self._throw_fixed_prev(p)
                 if back[j]:
                     target = int(prev[j])
                 else:
@@ -880,7 +1011,8 @@ class _GeneralBuilder:
                 self.sizes[target] += 1
                 modified = True
                 balance.moved(old, target, q)
-                balanced = balance.balanced()
+                self.foreign = self.foreign or not self.subscribes_one(target, int(ptopic[q]))
+                balanced = balance.balanced() or (self.foreign and self._exactly_balanced())
                 pos += j + 1
                 chunk = 256
             return modified
@@ -900,10 +1032,11 @@ class _GeneralBuilder:
         prev_owner = self.prev_owner.tolist()
         owner, sizes = self.owner.tolist(), self.sizes.tolist()
         held: dict[int, dict[int, int]] = {t: {} for t in subs}  # topic -> member -> partitions held
-        for p in _topic_blocks(ctx.spec, list(subs)).tolist():
+        for p in topic_blocks(ctx.spec, list(subs)).tolist():
             counts = held[ptopic[p]]
             counts[owner[p]] = counts.get(owner[p], 0) + 1
         min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
+        max_size = self.max_size.tolist()
 
         def balanced() -> bool:
             act = [sizes[m] for m in active]
@@ -912,7 +1045,11 @@ class _GeneralBuilder:
             ok = True
             for t, members in subs.items():
                 least = min_sub[t] = min(sizes[m] for m in members)
-                if max((sizes[m] for m, n in held[t].items() if n), default=0) > least + 1:
+                most = max((sizes[m] for m, n in held[t].items() if n), default=0)
+                if most > least + 1 and (
+                    not self.foreign or most > min((sizes[m] for m in members if sizes[m] != max_size[m]), default=most)
+                    + 1
+                ):
                     ok = False
             return ok
 
@@ -927,6 +1064,8 @@ class _GeneralBuilder:
                     p = parts[i]
                     size = sizes[owner[p]]
                     prev = prev_owner[p]
+                    if prev == _FIXED_PREV:
+                        self._throw_fixed_prev(p)
                     if prev >= 0 and size > sizes[prev] + 1:
                         target = prev
                         break
@@ -945,6 +1084,7 @@ class _GeneralBuilder:
                 counts[old] -= 1
                 counts[target] = counts.get(target, 0) + 1
                 modified = True
+                self.foreign = self.foreign or not self.subscribes_one(target, ptopic[q])
                 is_balanced = balanced()
                 pos = i + 1
             self.owner[:] = owner
@@ -952,6 +1092,45 @@ class _GeneralBuilder:
             return modified
 
         return one_pass
+
+    def _exactly_balanced(self) -> bool:
+        """Java's `isBalanced` where a member may hold partitions of a topic it does not subscribe to: it
+        skips members whose size equals their maximum (`getMaxAssignmentSize`), which then no longer
+        means that they hold all they can get, so the least subscriber is taken over the others."""
+        sizes = self.sizes
+        act = sizes[self.active_idx]
+        if not act.size or act.min() >= act.max() - 1:
+            return True
+        below = sizes != self.max_size
+        for t in self.balance.topics.tolist():
+            subs = self.topic_subs[t]
+            subs = subs[below[subs]]
+            start = int(self.ctx.spec.topic_start[t])
+            owners = self.owner[start : start + int(self.ctx.spec.topic_sizes[t])]
+            if subs.size and sizes[owners].max() > sizes[subs].min() + 1:
+                return False
+        return True
+
+    def subscribes_one(self, member: int, topic: int) -> bool:
+        code = member * len(self.ctx.spec.topic_names) + topic
+        at = int(np.searchsorted(self.sub_codes, code))
+        return at < self.sub_codes.size and int(self.sub_codes[at]) == code
+
+    def _throw_fixed_prev(self, pid: int) -> None:
+        """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
+        prevAssignment entry; a prev owner that cannot take part in the reassignment (it has all it can get
+        and nothing movable) was taken out of currentAssignment, hence a NullPointerException."""
+        spec = self.ctx.spec
+        prev = int(self.prev_member[pid])
+        topic = spec.topic_names[int(spec.partition_topic[pid])]
+        raise KafkaAssignorError(
+            "java.lang.NullPointerException",
+            None,
+            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[int(self.owner[pid])]!r}) "
+            f"was owned by {spec.member_ids[prev]!r} in generation {int(self.prev_gen[pid])}, an older one than the "
+            f"group's newest; {spec.member_ids[prev]!r} holds all the partitions it can get and none that can move, "
+            "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
+        )
 
     def _state_digest(self) -> bytes:
         """The state a pass of `performReassignments` starts from: it decides the whole pass."""
@@ -1002,7 +1181,7 @@ class _FullBalance:
         if topics.size:
             self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
             self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))
-            self.part_flat = _topic_blocks(spec, topics.tolist())
+            self.part_flat = topic_blocks(spec, topics.tolist())
             self.part_off = np.concatenate(([0], np.cumsum(spec.topic_sizes[topics])[:-1]))
 
     def moved(self, old: int, new: int, pid: int) -> None:
@@ -1046,7 +1225,7 @@ class _IncrementalBalance(_FullBalance):
         self.subs_of = np.split(sub_k, np.cumsum(np.bincount(sub_member, minlength=m))[:-1])
         self.hsub = np.zeros((k, width), dtype=np.int32)
         np.add.at(self.hsub, (sub_k, sizes[sub_member]), 1)
-        parts = _topic_blocks(spec, topics.tolist())
+        parts = topic_blocks(spec, topics.tolist())
         self.held = np.zeros((m, k), dtype=np.int32)  # partitions of topic k held by member m
         np.add.at(self.held, (builder.owner[parts], self.compact[ctx.partition_topic[parts]]), 1)
         hm, hk = np.nonzero(self.held)

@@ -8,6 +8,7 @@ limits); what needs the group's state (unknown member, shrinking topic, group-wi
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ class Join:
     instance_id: str | None
     metadata: Metadata | None
     ts: int | None
+    weight: float = 1.0  # > 0, `weighted-sticky`'s share
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,7 @@ def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS, size: int
     if kind == "join":
         metadata = fields.metadata(required=False)
         return Join(group, fields.name("member"), fields.topics(), fields.optional_name("rack", empty_is_none=True),
-                    fields.optional_name("instance_id"), metadata, ts)
+                    fields.optional_name("instance_id"), metadata, ts, fields.weight())
     if kind == "leave":
         return Leave(group, fields.name("member"), ts)
     if kind == "subscribe":
@@ -238,6 +240,16 @@ class _Fields:
         if value is None or (empty_is_none and value == ""):
             return None  # Kafka stores an empty client.rack as absent
         return self._check_name(value, key)
+
+    def weight(self) -> float:
+        value = self.obj.get("weight")
+        if value is None:
+            return 1.0
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail("weight", f"expected a positive number, got {_json_type(value)}")
+        if not math.isfinite(value) or value <= 0:
+            raise self.fail("weight", f"expected a positive number, got {value}")
+        return float(value)
 
     def ts(self) -> int | None:
         value = self.obj.get("ts")

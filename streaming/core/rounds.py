@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors import GroupSpec, assign_spec
+from assignors import GroupSpec, KafkaAssignorError, assign_spec
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.layout import Relayout, move, owner_of, translate
@@ -57,7 +57,14 @@ class StrategyRounds:
         owner, owner_gen = prev_new, None
         while True:
             owned, gens = self._owned(name, st, owner, owner_gen)
-            new_owner = self._assign(name, owned, gens)
+            try:
+                new_owner = self._assign(name, owned, gens)
+            except KafkaAssignorError as err:  # Kafka's leader fails here: no new assignment
+                rounds.append(self._failed_round(name, generation + 1, not rounds, owner, err))
+                for r in rounds:
+                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+                member_generation = gens if owner_gen is None else np.full(len(lay.member_ids), owner_gen)
+                return StrategyState(generation, owner, member_generation.astype(np.int32))
             generation += 1
             first = not rounds
             if first:
@@ -85,6 +92,19 @@ class StrategyRounds:
         for r in rounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
+
+    def _failed_round(self, name: str, generation: int, first: bool, owner: np.ndarray,
+                      err: KafkaAssignorError) -> _Round:
+        """The record of a round in which Kafka's assignor throws: nothing changes, and `error` says what
+        Kafka throws and on which input."""
+        lay = self.lay
+        metrics = build_metrics(owner, owner, lay.partition_topic, lay.subscribed, assigned=0, revoked=0, paused=0,
+                                optimality=self.config.optimality)
+        phase = "eager" if name not in COOPERATIVE else "revoke" if first else "followup"
+        head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
+                "cause": self.cause,
+                "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
+        return _Round(head, {}, metrics)
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
@@ -151,6 +171,7 @@ class StrategyRounds:
             instance_ids=[m.instance_id for m in members],
             rack_names=self.shape.rack_names if lay.rack_bits is not None else [],
             partition_rack_bits=lay.rack_bits,
+            weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
         )
         return owner_of(assign_spec(name, spec), lay.num_partitions)
 

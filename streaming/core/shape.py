@@ -67,7 +67,7 @@ def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
         i = _known(shape, ev.member, "subscribe", ev.group)
         cur = shape.members[i]
         if cur.topics != ev.topics:
-            shape.members[i] = MemberState(cur.id, ev.topics, cur.rack, cur.instance_id)
+            shape.members[i] = MemberState(cur.id, ev.topics, cur.rack, cur.instance_id, cur.weight)
             shape.membership_changed = True
     elif isinstance(ev, Partitions):
         _metadata(shape, ev.metadata, ev.group, limits)
@@ -144,7 +144,7 @@ def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
             raise InvalidEvent(f"instance_id {ev.instance_id!r} is held by member {members[holder].id!r} "
                                f"while member {ev.member!r} is in the group", ev.group)
         replaced = members[holder]
-        members[holder] = MemberState(ev.member, replaced.topics, replaced.rack, replaced.instance_id)
+        members[holder] = MemberState(ev.member, replaced.topics, replaced.rack, replaced.instance_id, replaced.weight)
         shape.replaced = (holder, replaced.id)
         me = holder
     # members usually share subscriptions: keep one tuple object per distinct list (cheap caching by id)
@@ -153,15 +153,15 @@ def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
         if len(members) >= limits.max_members_per_group:
             raise InvalidEvent(f"group already has {len(members)} members, the limit "
                                f"(max_members_per_group)", ev.group)
-        members.append(MemberState(ev.member, topics, ev.rack, ev.instance_id))
+        members.append(MemberState(ev.member, topics, ev.rack, ev.instance_id, ev.weight))
         shape.carry.append(ev.member if ev.member in old.departed else None)
         shape.membership_changed = True
         return
     cur = members[me]
     if cur.instance_id != ev.instance_id:
         raise InvalidEvent(_instance_change(ev.member, cur.instance_id, ev.instance_id), ev.group)
-    if cur.topics != topics or cur.rack != ev.rack:
-        members[me] = MemberState(cur.id, topics, ev.rack, cur.instance_id)
+    if cur.topics != topics or cur.rack != ev.rack or cur.weight != ev.weight:
+        members[me] = MemberState(cur.id, topics, ev.rack, cur.instance_id, ev.weight)
         shape.membership_changed = True
 
 

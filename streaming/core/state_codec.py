@@ -29,6 +29,7 @@ class MemberState:
     topics: tuple[str, ...]
     rack: str | None = None
     instance_id: str | None = None
+    weight: float = 1.0  # `weighted-sticky`'s share (join events' `weight`)
 
 
 @dataclass
@@ -146,7 +147,8 @@ def encode(state: GroupState) -> bytes:
         "topics": state.topics,
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
-        "members": [[m.id, m.rack, m.instance_id] for m in state.members],
+        # a weight other than 1 is a fourth entry: blobs without weights keep their bytes
+        "members": [[m.id, m.rack, m.instance_id, *([m.weight] if m.weight != 1 else [])] for m in state.members],
         "strategies": [[name, s.generation] for name, s in state.strategies.items()],
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
@@ -176,8 +178,8 @@ def decode(blob: bytes) -> GroupState:
     # one tuple object per distinct subscription, shared by its members (group_state caches by identity)
     subscriptions = [tuple(names[i] for i in topic_ids[a:b]) for a, b in pairwise(offsets.tolist())]
     member_subscription = r.take().tolist()
-    members = [MemberState(mid, subscriptions[member_subscription[k]], rack, instance_id)
-               for k, (mid, rack, instance_id) in enumerate(header["members"])]
+    members = [MemberState(mid, subscriptions[member_subscription[k]], rack, instance_id, *weight)
+               for k, (mid, rack, instance_id, *weight) in enumerate(header["members"])]
     rack_bits = r.take()
     strategies: dict[str, StrategyState] = {}
     for name, generation in header["strategies"]:

@@ -4,13 +4,14 @@ order (Kafka's AbstractPartitionAssignorTest), and the KIP-881 predicate's truth
 from __future__ import annotations
 
 import random
+from functools import cached_property
 
 import numpy as np
 import pytest
 
 from assignors import Member, assign, build_spec
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import rack_aware_enabled
+from assignors.model import GroupSpec, rack_aware_enabled
 
 # --- build_spec validation ---------------------------------------------------------------------------------
 
@@ -230,3 +231,43 @@ def test_predicate_ignores_racks_of_other_topics():
     spec = build_spec({"t": 2, "u": 1}, {"m": Member(["t"], rack="a")}, {"t": [["b"], ["c"]], "u": [["a"]]})
     assert not rack_aware_enabled(spec.member_rack_bit, spec.partition_rack_bits[:2])
     assert rack_aware_enabled(spec.member_rack_bit, spec.partition_rack_bits)
+
+
+def test_reordered_spec_equals_a_spec_built_in_that_order():
+    topics = {"a": 3, "b": 2}
+    members = {
+        "m1": Member(["a"], owned=[("a", 0)], generation=2, rack="r1", instance_id="i2"),
+        "m2": Member(["a", "b"], owned=[("b", 1)], generation=1, rack="r2"),
+        "m3": Member(["b"], instance_id="i1"),
+    }
+    racks = {"a": [["r1"], ["r2"], ["r1", "r2"]]}
+    spec = build_spec(topics, members, racks)
+    cached = [name for name, value in vars(GroupSpec).items() if isinstance(value, cached_property)]
+    for name in cached:
+        getattr(spec, name)  # fill every cache, so that a stale copy would show
+    order = np.array([2, 0, 1])
+    other = spec.reordered(order)
+    direct = build_spec(topics, {mid: members[mid] for mid in ("m3", "m1", "m2")}, racks)
+
+    def plain(value):
+        return [plain(v) for v in value] if isinstance(value, tuple) else np.asarray(value).tolist()
+
+    for name in cached:
+        assert plain(getattr(other, name)) == plain(getattr(direct, name)), name
+    assert other.member_ids == direct.member_ids and other.racks == direct.racks
+    assert all(np.array_equal(a, b) for a, b in zip(other.owned, direct.owned, strict=True))
+    assert np.array_equal(other.generations, direct.generations)
+
+
+def test_leader_order_is_the_hashmap_order_of_the_given_order():
+    spec = build_spec({"t": 1}, {"c1": Member(["t"]), "c2": Member(["t"]), "c3": Member(["t"])})
+    assert [spec.member_ids[i] for i in spec.leader_order] == ["c3", "c1", "c2"]
+
+
+def test_hashmap_order_resizes_early_on_a_nine_long_bucket():
+    # one-char ids hash to their code point: 17 + 64i share bucket 1 at capacity 16 and bucket 17 at 32;
+    # the ninth of them makes Java's treeifyBin double the table (capacity < 64), which moves "\x02"
+    # (bucket 2) in front of them although 10 keys do not pass the 0.75 load of 16
+    colliding = [chr(17 + 64 * i) for i in range(9)]
+    assert hashmap_order([*colliding, "\x02"]) == ["\x02", *colliding]
+    assert hashmap_order([*colliding[:8], "\x02"]) == [*colliding[:8], "\x02"]

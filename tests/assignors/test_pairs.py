@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from assignors import STRATEGIES, Member, assign, pairs
+from assignors import STRATEGIES, KafkaAssignorError, Member, assign, pairs
 from assignors.pairs import RESULTS
 from tests.assignors.test_properties import apply_event, histories
 
@@ -101,9 +101,16 @@ def test_a_result_fed_back_into_another_layout(strategy):
     after = {"c": 4, "b": 5, "d": 2}  # a deleted, b grown, d created, order changed
     members = fed_back(first, after, {"m1": ["b", "c", "d"], "m2": ["b", "c", "d"], "m4": ["b", "c", "d"]})
     assert assign(strategy, after, members) == uncached(strategy, after, members)
-    shrunk = {"b": 1, "c": 4}  # partitions outside the metadata are dropped, as for any input
+    shrunk = {"b": 1, "c": 4}  # partitions outside the metadata: as for any input (Kafka's sticky path throws)
     members = fed_back(first, shrunk, {"m1": ["b", "c"], "m2": ["b", "c"]})
-    assert assign(strategy, shrunk, members) == uncached(strategy, shrunk, members)
+    assert outcome(assign, strategy, shrunk, members) == outcome(uncached, strategy, shrunk, members)
+
+
+def outcome(call, *args):
+    try:
+        return call(*args)
+    except KafkaAssignorError as err:
+        return str(err)
 
 
 def test_results_share_plain_tuples():

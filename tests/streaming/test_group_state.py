@@ -17,7 +17,7 @@ import pytest
 
 import assignors
 import streaming.core.rounds as rounds
-from assignors import STRATEGIES, Member, assign
+from assignors import STRATEGIES, KafkaAssignorError, Member, assign
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.group_state import step
 from streaming.core.records import OutputRecord, SourceRecord
@@ -233,7 +233,12 @@ class Reference:
                 members[mid] = Member(m["topics"], owned, self.member_gen[s][mid], m["rack"], m["instance_id"])
             topics = {t: n for t, n in self.topics.items() if n > 0}
             racks = {t: rows for t, rows in self.racks.items() if t in topics}
-            result = assign(s, topics, members, racks or None)
+            try:
+                result = assign(s, topics, members, racks or None)
+            except KafkaAssignorError:  # Kafka's leader fails: a record, nothing changes
+                phase = "eager" if s != COOPERATIVE else "revoke" if first else "followup"
+                self.rounds[s].append((phase, self.gen[s] + 1, dict(self.assignment[s])))
+                return
             self.gen[s] += 1
             self.assignment[s] = result
             for mid in self.members:
@@ -583,3 +588,49 @@ def test_deleted_topic_keeps_its_place_when_recreated(monkeypatch: pytest.Monkey
     _, diffs, _ = run([parts({"a": 1})], RANGE, state)  # recreated smaller: allowed, first-learnt place kept
     assert rec_.calls[-1][1].topic_names == ["a", "b"]
     assert diffs[-1]["changes"] == {"m": {"assigned": {"a": [0]}, "revoked": {}}}
+
+
+# -- issue 9: Kafka's assignor errors, member weights -----------------------------------------------------------
+NULL_POINTER_HISTORY = [  # found by random histories: g-m1 leaves and rejoins for a topic that does not exist yet
+    {"group": "g", "type": "partitions", "partitions": {"t0": 3}, "partition_racks": {"t0": [["az-3", "az-1"]]}},
+    join("g-m7", ["t0", "t3"], instance_id="static-7"),
+    join("g-m1", ["t0"], rack="az-2"),
+    join("g-m10", ["t1", "t0"], rack="az-3"),
+    parts({"t0": 11}),
+    {"group": "g", "type": "leave", "member": "g-m1"},
+    join("g-m1", ["t9"], rack="az-3"),
+]
+
+
+def test_kafka_assignor_error_gives_an_error_record_and_keeps_the_assignment() -> None:
+    config = PipelineConfig(strategies=("sticky", COOPERATIVE))
+    before, _, _ = run(NULL_POINTER_HISTORY[:-1], config)
+    after, diffs, dead = run(NULL_POINTER_HISTORY[-1:], config, before)
+    assert not dead
+    failed = next(d for d in diffs if d["strategy"] == "sticky")
+    assert failed["error"]["exception"] == "java.lang.NullPointerException"
+    assert "'g-m1'" in failed["error"]["detail"] and failed["changes"] == {}
+    assert failed["generation"] == decode(before).strategies["sticky"].generation + 1
+    assert "error" not in next(d for d in diffs if d["strategy"] == COOPERATIVE)  # its owned lacks the topic
+    old, new = decode(before).strategies["sticky"], decode(after).strategies["sticky"]
+    assert new.generation == old.generation  # no completed round
+    # the previous assignment stays (the rejoining member has nothing; nobody else changed)
+    names = {i: m.id for i, m in enumerate(decode(after).members)}
+    old_names = {i: m.id for i, m in enumerate(decode(before).members)}
+    assert [names.get(o) for o in new.owner.tolist()] == [old_names.get(o) for o in old.owner.tolist()]
+
+
+def test_weight_on_join_reaches_weighted_sticky_and_a_new_weight_rebalances() -> None:
+    config = PipelineConfig(strategies=("weighted-sticky",))
+    events = [parts({"t": 8}), join("big", ["t"], weight=3), join("small", ["t"]), join("big", ["t"], weight=1)]
+    state, diffs, dead = run(events, config)
+    assert not dead
+    loads = [sorted(len(v) for v in a.values()) for _, _, a in replay_changes(diffs, "weighted-sticky")]
+    assert loads == [[8], [2, 6], [4, 4]]
+    assert [m.weight for m in decode(state).members] == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("weight", [0, -2, "3", True, [1]])
+def test_a_bad_weight_is_a_dead_letter(weight: object) -> None:
+    _, diffs, dead = run([parts({"t": 2}), join("a", ["t"], weight=weight)], PipelineConfig(strategies=("sticky",)))
+    assert not diffs and len(dead) == 1 and "field 'weight'" in dead[0]["reason"]

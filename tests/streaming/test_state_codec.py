@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -101,3 +103,10 @@ def test_million_partitions_two_thousand_members_fit() -> None:
     blob = encode(state)
     assert len(blob) < 8_000_000
     assert_same(state, decode(blob))
+
+
+def test_member_weights_round_trip_and_weight_one_keeps_the_old_bytes() -> None:
+    plain = GroupState(members=[MemberState("a", ("t",)), MemberState("b", ("t",))])
+    weighted = GroupState(members=[MemberState("a", ("t",)), MemberState("b", ("t",), weight=2.5)])
+    assert [m.weight for m in decode(encode(weighted)).members] == [1.0, 2.5]
+    assert b"\"b\",null,null]" in zlib.decompress(encode(plain)[1:])  # no weight entry at all
