@@ -29,7 +29,7 @@ from typing import Any
 from kafka import KafkaAdminClient
 from kafka.admin import NewPartitions
 
-from streaming.broker import ensure_topics
+from streaming.kafka.topics import ensure_topics
 
 MEMBER_SCRIPT = Path(__file__).with_name("client_member.py")
 INITIAL_PARTITIONS, GROWN_PARTITIONS = 6, 9
