@@ -45,6 +45,7 @@ class Scenario:
         self.group, self.topic = f"conf-{client}-{strategy}-{suffix}", f"conf-{suffix}"
         self.procs: dict[str, subprocess.Popen] = {}
         self.grown_at_ms: int | None = None
+        self.incomplete = 0  # generations `generation_log` left out (see there)
 
     def start(self, name: str) -> None:
         args = [sys.executable, str(MEMBER_SCRIPT), self.client, self.strategy, self.bootstrap, self.group,
@@ -121,31 +122,31 @@ class Scenario:
                     proc.kill()
 
     def generation_log(self) -> list[dict[str, Any]]:
-        """`partitions` and `generation` events, in the order the generations completed."""
-        records = self.records()
+        """`partitions` and `generation` events, in the order the generations completed.
+
+        Only complete generations are written: with kafka-python, those whose leader wrote its record and
+        every member it assigned reported its view; with librdkafka (no leader record), those whose views
+        hold every partition of the topic, since range and roundrobin assign every partition and a view
+        missing means a member that never completed the generation. `self.incomplete` counts the others.
+        """
         views: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
         leaders: dict[int, dict[str, Any]] = {}
-        for r in records:
+        for r in self.records():
             if r["kind"] == "view":
                 views[r["generation"]][r["member_id"]] = r
             else:
                 leaders[r["generation"]] = r
         events: list[dict[str, Any]] = []
         sizes: dict[str, int] = {}
+        self.incomplete = 0
         for generation in sorted(views):
             seen = views[generation]
-            leader = leaders.get(generation)
             ts = min(v["ts"] for v in seen.values())
-            if leader is not None:
-                if set(seen) != {m["member_id"] for m in leader["members"]}:
-                    continue  # a member never completed this generation: the group moved on
-                partitions = leader["partitions"]
-                members = {m["member_id"]: {k: v for k, v in m.items() if k != "member_id" and v is not None}
-                           for m in leader["members"]}
-            else:
-                grown = self.grown_at_ms is not None and ts >= self.grown_at_ms
-                partitions = {self.topic: GROWN_PARTITIONS if grown else INITIAL_PARTITIONS}
-                members = {mid: {"topics": [self.topic]} for mid in sorted(seen)}
+            complete = self._complete(seen, leaders.get(generation), ts)
+            if complete is None:
+                self.incomplete += 1
+                continue
+            partitions, members = complete
             if partitions != sizes:
                 events.append({"group": self.group, "type": "partitions", "partitions": partitions, "ts": ts})
                 sizes = dict(partitions)
@@ -153,8 +154,23 @@ class Scenario:
                 member["assigned"] = seen[mid]["assigned"]
                 member["client_id"] = seen[mid]["name"]
             events.append({"group": self.group, "type": "generation", "generation": generation,
-                           "protocol_type": "consumer", "protocol": self.strategy, "ts": ts,
-                           "members": members})
-            if leader is not None:
-                events[-1]["leader_assignment"] = leader["assignment"]
+                           "protocol_type": "consumer", "protocol": self.strategy, "ts": ts, "members": members})
+            if generation in leaders:
+                events[-1]["leader_assignment"] = leaders[generation]["assignment"]
         return events
+
+    def _complete(self, seen: dict[str, dict[str, Any]], leader: dict[str, Any] | None,
+                  ts: int) -> tuple[dict[str, int], dict[str, dict[str, Any]]] | None:
+        """(partition counts, members without `assigned`) of a complete generation, else None."""
+        if self.client == "kafka-python":
+            if leader is None or set(seen) != {m["member_id"] for m in leader["members"]}:
+                return None
+            members = {m["member_id"]: {k: v for k, v in m.items() if k != "member_id" and v is not None}
+                       for m in leader["members"]}
+            return leader["partitions"], members
+        grown = self.grown_at_ms is not None and ts >= self.grown_at_ms
+        count = GROWN_PARTITIONS if grown else INITIAL_PARTITIONS
+        held = sorted(p for v in seen.values() for p in v["assigned"].get(self.topic, []))
+        if held != list(range(count)):
+            return None
+        return {self.topic: count}, {mid: {"topics": [self.topic]} for mid in sorted(seen)}
