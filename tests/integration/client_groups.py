@@ -1,17 +1,20 @@
 """A real client library's consumer group on a broker, written down as `generation` events.
 
-`run_group` runs the scenario with members as subprocesses (`client_member.py`): three members join,
-one leaves, one joins, the topic grows from 6 to 9 partitions. Every member writes each assignment it
-receives (its own callback, with the generation); kafka-python leaders also write their assignor's
-inputs and output. `generation_log` turns that into a JSONL log of `partitions` and `generation` events
-(contract §5), one `generation` event per generation that every member of it reported:
+`Scenario.run` runs the scenario with members as subprocesses (`client_member.py`): three members join,
+one leaves, one joins, topic A grows from 6 to 9 partitions. Subscriptions differ (m1, m2: A; m3, m4: A and
+a 3-partition topic B) and m1 is a static member (`group.instance.id`), so that Range's per-topic quotas,
+RoundRobin's skipping of non-subscribers and the sticky assignors' general path all take part. Every
+member writes each assignment it receives (its own callback, with the generation); kafka-python leaders
+also write their assignor's inputs and output. `generation_log` turns that into a JSONL log of `partitions`
+and `generation` events (contract §5), one `generation` event per generation that every member of it
+reported:
 - kafka-python: the members in the order the coordinator handed them to the leader (the leader's
   HashMap insertion order), their subscriptions as the leader decoded them (topics, the sticky userData's
   owned partitions and generation), the leader's partition counts, and `assigned` = each member's own
   view;
 - librdkafka: no leader hook, so members in member-id order (range and roundrobin sort members anyway),
-  topics as configured, no `owned` (eager members revoke everything before they rejoin), and the partition
-  count the topic had when the generation completed.
+  topics and instance id as configured, no `owned` (eager members revoke everything before they rejoin),
+  and the partition counts the topics had when the generation completed.
 """
 
 from __future__ import annotations
@@ -32,24 +35,34 @@ from kafka.admin import NewPartitions
 from streaming.kafka.topics import ensure_topics
 
 MEMBER_SCRIPT = Path(__file__).with_name("client_member.py")
-INITIAL_PARTITIONS, GROWN_PARTITIONS = 6, 9
-WAIT_SECONDS = 90.0  # a bound against hanging, not a performance assertion
+INITIAL_PARTITIONS, GROWN_PARTITIONS, B_PARTITIONS = 6, 9, 3
+A, B = "a", "b"  # topic roles; the topics' names get a per-run suffix
+MEMBERS = {"m1": ([A], "static-m1"), "m2": ([A], None), "m3": ([A, B], None), "m4": ([A, B], None)}
+WAIT_SECONDS = 90.0  # bounds against hanging, not performance assertions
+PHASE_SECONDS = 40.0
 
 
 class Scenario:
     """Members of one group, each a subprocess appending to its own JSONL file."""
 
-    def __init__(self, client: str, strategy: str, bootstrap: str, workdir: Path) -> None:
+    def __init__(self, client: str, strategy: str, bootstrap: str, workdir: Path, *, mixed: bool = True) -> None:
+        """`mixed=False`: every member subscribes to A only (kafka-python's roundrobin leader raises
+        KeyError on mixed subscriptions, so its group never completes a generation with them)."""
         self.client, self.strategy, self.bootstrap, self.workdir = client, strategy, bootstrap, workdir
+        self.mixed = mixed
         suffix = uuid.uuid4().hex[:8]
-        self.group, self.topic = f"conf-{client}-{strategy}-{suffix}", f"conf-{suffix}"
+        self.group = f"conf-{client}-{strategy}-{suffix}"
+        self.topics = {A: f"conf-a-{suffix}", B: f"conf-b-{suffix}"}
         self.procs: dict[str, subprocess.Popen] = {}
         self.grown_at_ms: int | None = None
         self.incomplete = 0  # generations `generation_log` left out (see there)
+        self.missed: list[str] = []  # phases the group did not reach in time
 
     def start(self, name: str) -> None:
+        roles, instance_id = self.member(name)
         args = [sys.executable, str(MEMBER_SCRIPT), self.client, self.strategy, self.bootstrap, self.group,
-                self.topic, name, str(self.workdir / f"{name}.jsonl"), str(self.workdir / f"{name}.stop")]
+                ",".join(self.topics[r] for r in roles), name, instance_id or "-",
+                str(self.workdir / f"{name}.jsonl"), str(self.workdir / f"{name}.stop")]
         self.procs[name] = subprocess.Popen(args, stdout=subprocess.DEVNULL,
                                             stderr=open(self.workdir / f"{name}.err", "w"))  # noqa: SIM115
 
@@ -75,7 +88,11 @@ class Scenario:
         return generation, views[generation]
 
     def wait_for(self, what: str, done: Callable[[dict[str, dict[str, Any]]], bool]) -> None:
-        deadline = time.monotonic() + WAIT_SECONDS
+        """Until the newest generation satisfies `done`. A group that does not get there within
+        PHASE_SECONDS is noted in `self.missed` and the scenario goes on (kafka-python groups on the local
+        broker sometimes stall for minutes with the leader waiting for its SyncGroup answer); a member
+        process that dies fails the run."""
+        deadline = time.monotonic() + PHASE_SECONDS
         while time.monotonic() < deadline:
             for name, proc in self.procs.items():
                 if proc.poll() not in (None, 0):
@@ -84,36 +101,48 @@ class Scenario:
             if done(views):
                 return
             time.sleep(0.2)
-        raise TimeoutError(f"{self.client} {self.strategy}: no generation with {what}; latest {self.latest()}")
+        self.missed.append(what)
 
     def live(self) -> set[str]:
         return {name for name, proc in self.procs.items() if proc.poll() is None
                 and not (self.workdir / f"{name}.stop").exists()}
 
-    def all_live_assigned(self, total: int) -> Callable[[dict[str, dict[str, Any]]], bool]:
+    def member(self, name: str) -> tuple[list[str], str | None]:
+        """(topic roles, instance id) of a member."""
+        roles, instance_id = MEMBERS[name]
+        return (roles if self.mixed else [A]), instance_id
+
+    def sizes(self, grown: bool) -> dict[str, int]:
+        """Partition counts of the topics the group subscribes to."""
+        sizes = {self.topics[A]: GROWN_PARTITIONS if grown else INITIAL_PARTITIONS}
+        if self.mixed:
+            sizes[self.topics[B]] = B_PARTITIONS
+        return sizes
+
+    def all_live_assigned(self, grown: bool) -> Callable[[dict[str, dict[str, Any]]], bool]:
+        """Every live member reported this generation and together they hold every partition."""
         def done(views: dict[str, dict[str, Any]]) -> bool:
-            held = sum(len(ps) for v in views.values() for ps in v["assigned"].values())
-            return set(views) == self.live() and held == total
+            return set(views) == self.live() and _holds_all(views.values(), self.sizes(grown))
         return done
 
     def run(self) -> None:
-        ensure_topics(self.bootstrap, {self.topic: INITIAL_PARTITIONS})
+        ensure_topics(self.bootstrap, self.sizes(grown=False))
         try:
             for name in ("m1", "m2", "m3"):
                 self.start(name)
                 self.wait_for(f"{name} in it", lambda views, name=name: name in views)
-            self.wait_for("m1..m3", self.all_live_assigned(INITIAL_PARTITIONS))
+            self.wait_for("m1..m3", self.all_live_assigned(grown=False))
             self.stop("m2")
-            self.wait_for("m1, m3", self.all_live_assigned(INITIAL_PARTITIONS))
+            self.wait_for("m1, m3", self.all_live_assigned(grown=False))
             self.start("m4")
-            self.wait_for("m1, m3, m4", self.all_live_assigned(INITIAL_PARTITIONS))
+            self.wait_for("m1, m3, m4", self.all_live_assigned(grown=False))
             admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
             try:
                 self.grown_at_ms = int(time.time() * 1000)
-                admin.create_partitions({self.topic: NewPartitions(total_count=GROWN_PARTITIONS)})
+                admin.create_partitions({self.topics[A]: NewPartitions(total_count=GROWN_PARTITIONS)})
             finally:
                 admin.close()
-            self.wait_for(f"{GROWN_PARTITIONS} partitions", self.all_live_assigned(GROWN_PARTITIONS))
+            self.wait_for(f"{GROWN_PARTITIONS} partitions", self.all_live_assigned(grown=True))
         finally:
             for name in list(self.live()):
                 self.stop(name)
@@ -168,9 +197,18 @@ class Scenario:
             members = {m["member_id"]: {k: v for k, v in m.items() if k != "member_id" and v is not None}
                        for m in leader["members"]}
             return leader["partitions"], members
-        grown = self.grown_at_ms is not None and ts >= self.grown_at_ms
-        count = GROWN_PARTITIONS if grown else INITIAL_PARTITIONS
-        held = sorted(p for v in seen.values() for p in v["assigned"].get(self.topic, []))
-        if held != list(range(count)):
+        sizes = self.sizes(grown=self.grown_at_ms is not None and ts >= self.grown_at_ms)
+        if not _holds_all(seen.values(), sizes):
             return None
-        return {self.topic: count}, {mid: {"topics": [self.topic]} for mid in sorted(seen)}
+        members = {}
+        for mid in sorted(seen):
+            roles, instance_id = self.member(seen[mid]["name"])
+            members[mid] = {"topics": [self.topics[r] for r in roles]}
+            if instance_id:
+                members[mid]["instance_id"] = instance_id
+        return sizes, members
+
+
+def _holds_all(views: Any, sizes: dict[str, int]) -> bool:
+    held = sorted((t, p) for v in views for t, ps in v["assigned"].items() for p in ps)
+    return held == sorted((t, p) for t, n in sizes.items() for p in range(n))

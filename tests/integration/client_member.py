@@ -1,16 +1,18 @@
 """One consumer-group member of a real client library, run as a subprocess by `client_groups.py`.
 
-    python client_member.py CLIENT STRATEGY BOOTSTRAP GROUP TOPIC NAME OUT.jsonl STOP_FILE
+    python client_member.py CLIENT STRATEGY BOOTSTRAP GROUP TOPICS NAME INSTANCE_ID OUT.jsonl STOP_FILE
 
-CLIENT is `kafka-python` or `confluent-kafka` (librdkafka). The member subscribes to TOPIC and appends one
+CLIENT is `kafka-python` or `confluent-kafka` (librdkafka); TOPICS is comma-separated; INSTANCE_ID is the
+`group.instance.id` of a static member, or `-`. The member subscribes to TOPICS and appends one
 JSON line to OUT per assignment it receives, from the client's own callback:
 `{"kind": "view", "name", "member_id", "generation", "assigned": {topic: [p...]}, "ts"}`.
 kafka-python members also write, when they lead, what their assignor was given and what it returned
 (`"kind": "leader"`: members in the order the coordinator sent them with their decoded subscriptions,
 the leader's partition counts, and the assignment): a wrapper around kafka-python's own assignor class,
-so that record is exactly the leader's computation. The member leaves the group (close) once STOP_FILE
-exists. Assigned partitions are paused: the group is about assignment, and the local broker answers
-empty fetches at once.
+so that record is exactly the leader's computation. The member closes once STOP_FILE exists (a dynamic
+member leaves the group then). librdkafka members pause what they are assigned: the group is about
+assignment, and the local broker answers empty fetches at once; kafka-python members poll for one record
+at a time with a pause between polls instead (pausing from the polling thread stalled its leader).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def by_topic(partitions: Any) -> dict[str, list[int]]:
     return out
 
 
-def run_kafka_python(strategy: str, bootstrap: str, group: str, topic: str, out: Out, stop: Path) -> None:
+def run_kafka_python(strategy: str, bootstrap: str, group: str, topics: list[str], instance_id: str | None,
+                     out: Out, stop: Path) -> None:
     from kafka import KafkaConsumer
     from kafka.coordinator.assignors.range import RangePartitionAssignor
     from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
@@ -59,10 +62,10 @@ def run_kafka_python(strategy: str, bootstrap: str, group: str, topic: str, out:
 
         def assign(self, cluster, members):  # type: ignore[no-untyped-def]
             result = super().assign(cluster, members)
-            topics = sorted({t for m in members for t in m.metadata.topics})
+            subscribed = sorted({t for m in members for t in m.metadata.topics})
             self.pending = {
                 "kind": "leader",
-                "partitions": {t: len(cluster.partitions_for_topic(t) or ()) for t in topics},
+                "partitions": {t: n for t in subscribed if (n := len(cluster.partitions_for_topic(t) or ()))},
                 "members": [_subscription(m) for m in members],
                 "assignment": {mid: {t: sorted(ps) for t, ps in a.assigned_partitions} for mid, a in result.items()},
             }
@@ -79,9 +82,9 @@ def run_kafka_python(strategy: str, bootstrap: str, group: str, topic: str, out:
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap, group_id=group, client_id=out.name, enable_auto_commit=False,
         partition_assignment_strategy=[Recording()], metadata_max_age_ms=1000,
-        session_timeout_ms=10000, heartbeat_interval_ms=500,
+        session_timeout_ms=10000, heartbeat_interval_ms=500, group_instance_id=instance_id,
     )
-    consumer.subscribe([topic])
+    consumer.subscribe(topics)
     while not stop.exists():
         consumer.poll(timeout_ms=100, max_records=1)
         time.sleep(0.1)
@@ -109,14 +112,15 @@ def _subscription(member: Any) -> dict[str, Any]:
     return record
 
 
-def run_confluent_kafka(strategy: str, bootstrap: str, group: str, topic: str, out: Out, stop: Path) -> None:
+def run_confluent_kafka(strategy: str, bootstrap: str, group: str, topics: list[str], instance_id: str | None,
+                        out: Out, stop: Path) -> None:
     from confluent_kafka import Consumer
 
     consumer = Consumer({
         "bootstrap.servers": bootstrap, "group.id": group, "client.id": out.name,
         "partition.assignment.strategy": strategy, "enable.auto.commit": False,
         "topic.metadata.refresh.interval.ms": 1000, "session.timeout.ms": 10000,
-        "heartbeat.interval.ms": 500,
+        "heartbeat.interval.ms": 500, **({"group.instance.id": instance_id} if instance_id else {}),
     })
 
     def on_assign(c: Any, partitions: list[Any]) -> None:
@@ -125,7 +129,7 @@ def run_confluent_kafka(strategy: str, bootstrap: str, group: str, topic: str, o
         c.assign(partitions)
         c.pause(partitions)
 
-    consumer.subscribe([topic], on_assign=on_assign)
+    consumer.subscribe(topics, on_assign=on_assign)
     while not stop.exists():
         consumer.poll(0.1)
     consumer.close()
@@ -141,10 +145,11 @@ def cgmd_generation(blob: bytes) -> int:
 
 
 def main(argv: list[str]) -> None:
-    client, strategy, bootstrap, group, topic, name, out_path, stop_file = argv
+    client, strategy, bootstrap, group, topics, name, instance_id, out_path, stop_file = argv
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
     run = {"kafka-python": run_kafka_python, "confluent-kafka": run_confluent_kafka}[client]
-    run(strategy, bootstrap, group, topic, Out(out_path, name), Path(stop_file))
+    run(strategy, bootstrap, group, topics.split(","), None if instance_id == "-" else instance_id,
+        Out(out_path, name), Path(stop_file))
 
 
 if __name__ == "__main__":
