@@ -82,7 +82,8 @@ def run_kafka_python(strategy: str, bootstrap: str, group: str, topics: list[str
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap, group_id=group, client_id=out.name, enable_auto_commit=False,
         partition_assignment_strategy=[Recording()], metadata_max_age_ms=1000,
-        session_timeout_ms=10000, heartbeat_interval_ms=500, group_instance_id=instance_id,
+        session_timeout_ms=6000, heartbeat_interval_ms=500, max_poll_interval_ms=8000, request_timeout_ms=15000,
+        group_instance_id=instance_id,
     )
     consumer.subscribe(topics)
     while not stop.exists():
