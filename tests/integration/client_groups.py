@@ -2,7 +2,7 @@
 
 `Scenario.run` runs the scenario with members as subprocesses (`client_member.py`): three members join,
 one leaves, one joins, topic A grows from 6 to 9 partitions. Subscriptions differ (m1, m2: A; m3, m4: A and
-a 3-partition topic B) and m1 is a static member (`group.instance.id`), so that Range's per-topic quotas,
+a 3-partition topic B) and m3 is a static member (`group.instance.id`), so that Range's per-topic quotas,
 RoundRobin's skipping of non-subscribers and the sticky assignors' general path all take part. Every
 member writes each assignment it receives (its own callback, with the generation); kafka-python leaders
 also write their assignor's inputs and output. `generation_log` turns that into a JSONL log of `partitions`
