@@ -87,7 +87,10 @@ def run_kafka_python(strategy: str, bootstrap: str, group: str, topics: list[str
     )
     consumer.subscribe(topics)
     while not stop.exists():
-        consumer.poll(timeout_ms=100, max_records=1)
+        try:
+            consumer.poll(timeout_ms=100, max_records=1)
+        except Exception:  # kafka-python 3.0.12 raises on an empty SyncGroup assignment; it rejoins next poll
+            logging.exception("poll failed")
         time.sleep(0.1)
     consumer.close()
 
