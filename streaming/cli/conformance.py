@@ -1,12 +1,13 @@
 """`rebalance conformance LOG`: did each recorded generation get what Kafka's Java assignor would have given?
 
-No Spark, no broker: the log is read once, in order. Per group the command keeps the partition counts
+No Spark, no broker: the log is read once, in order, with the pipeline's line reader and event validation
+(`streaming.core.lines`, `streaming.core.events`). Per group the command keeps the partition counts
 (`partitions` events, a `join`'s `partitions`, `delete_topic`) and replica racks (`partition_racks`), and
 turns every `generation` event into a conformance record (`streaming.core.conformance`, contract §6).
 
 Output: one line per generation (`--json`: the records themselves, one JSON object per line) and a
-summary per protocol. Lines that are not JSON objects, and `generation` events without the fields the
-check needs, are reported on stderr with their line number and skipped.
+summary per protocol. Invalid events (what the pipeline would dead-letter) are reported on stderr with
+their line number and the reason, and skipped.
 Exit codes: 0 every checked generation conforms, 1 at least one does not, 2 bad usage or a log that
 cannot be read.
 """
@@ -17,11 +18,13 @@ import json
 import sys
 from argparse import Namespace
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from typing import Any, TextIO
 
 from streaming.cli.usage import UsageError, check_readable
+from streaming.core.config import Limits
 from streaming.core.conformance import conformance_record
+from streaming.core.events import DeleteTopic, Event, Generation, InvalidEvent, Join, Partitions, parse_event
+from streaming.core.lines import read_lines
 
 EXIT_DIFFERS = 1
 
@@ -31,46 +34,14 @@ class _Group:
         self.topics: dict[str, int] = {}
         self.partition_racks: dict[str, list[list[str]]] = {}
 
-
-def _lines(path: str) -> Iterator[tuple[int, str]]:
-    try:
-        with open(path, encoding="utf-8", errors="strict") as f:
-            yield from enumerate(f, start=1)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-
-
-def generation_problem(event: dict[str, Any]) -> str | None:
-    """Why a `generation` event cannot be checked (the fields the conformance check reads), or None."""
-    members = event.get("members")
-    if not isinstance(members, dict):
-        return "members: expected an object of member id -> member"
-    for mid, m in members.items():
-        if not isinstance(m, dict) or not isinstance(m.get("topics"), list):
-            return f"members[{mid!r}].topics: expected a list of topic names"
-        for key in ("owned", "assigned"):
-            parts = m.get(key, {})
-            if not isinstance(parts, dict) or not all(
-                isinstance(ps, list) and all(type(p) is int for p in ps) for ps in parts.values()
-            ):
-                return f"members[{mid!r}].{key}: expected an object of topic -> list of partition numbers"
-        if "owned_generation" in m and type(m["owned_generation"]) is not int:
-            return f"members[{mid!r}].owned_generation: expected an integer"
-    return None
-
-
-def _apply_metadata(group: _Group, event: dict[str, Any]) -> None:
-    """Partition counts and replica racks the group's leader would see from now on."""
-    if event.get("type") == "delete_topic":
-        group.topics.pop(event.get("topic"), None)
-        group.partition_racks.pop(event.get("topic"), None)
-        return
-    partitions = event.get("partitions")
-    if isinstance(partitions, dict):
-        group.topics.update({t: n for t, n in partitions.items() if type(n) is int})
-    racks = event.get("partition_racks")
-    if isinstance(racks, dict):
-        group.partition_racks.update(racks)
+    def apply(self, event: Event) -> None:
+        """Partition counts and replica racks the group's leader sees from this event on."""
+        if isinstance(event, DeleteTopic):
+            self.topics.pop(event.topic, None)
+            self.partition_racks.pop(event.topic, None)
+        elif isinstance(event, (Partitions, Join)) and event.metadata is not None:
+            self.topics.update(event.metadata.partitions)
+            self.partition_racks.update(event.metadata.partition_racks)
 
 
 def _parts(per_topic: dict[str, list[int]]) -> str:
@@ -96,36 +67,30 @@ def describe(record: dict[str, Any]) -> str:
 
 def check_log(path: str, out: TextIO, err: TextIO, *, as_json: bool) -> Counter:
     """Write one line per generation event to `out`; returns counts per (protocol, verdict)."""
+    limits = Limits()
     groups: dict[str, _Group] = defaultdict(_Group)
     counts: Counter = Counter()
-    for number, line in _lines(path):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
-            print(f"{path}:{number}: skipped: invalid JSON ({exc.msg})", file=err)
-            counts["invalid", "lines"] += 1
-            continue
-        if not isinstance(event, dict) or not isinstance(event.get("group"), str):
-            print(f"{path}:{number}: skipped: not an event object with a group", file=err)
-            counts["invalid", "lines"] += 1
-            continue
-        group = groups[event["group"]]
-        if event.get("type") != "generation":
-            _apply_metadata(group, event)
-            continue
-        problem = generation_problem(event)
-        if problem is not None:
-            print(f"{path}:{number}: skipped generation event: {problem}", file=err)
-            counts["invalid", "lines"] += 1
-            continue
-        record = conformance_record(event, group.topics, group.partition_racks or None)
-        if record is None:
-            continue
-        verdict = {True: "conform", False: "differ", None: "not checked"}[record["conforms"]]
-        counts[str(record["protocol"]), verdict] += 1
-        out.write((json.dumps(record, ensure_ascii=False) if as_json else describe(record)) + "\n")
+    try:
+        with open(path, "rb") as f:
+            for line in read_lines(f, limits.max_event_bytes, complete=True):
+                try:
+                    event = parse_event(line.value, limits, line.size if line.cut else None)
+                except InvalidEvent as exc:
+                    print(f"{path}:{line.number}: skipped: {exc.reason}", file=err)
+                    counts["invalid", "lines"] += 1
+                    continue
+                group = groups[event.group]
+                if not isinstance(event, Generation):
+                    group.apply(event)
+                    continue
+                record = conformance_record(json.loads(line.value), group.topics, group.partition_racks or None)
+                if record is None:
+                    continue
+                verdict = {True: "conform", False: "differ", None: "not checked"}[record["conforms"]]
+                counts[str(record["protocol"]), verdict] += 1
+                out.write((json.dumps(record, ensure_ascii=False) if as_json else describe(record)) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     return counts
 
 
