@@ -48,8 +48,10 @@ EXAMPLES = """examples:
   rebalance serve --bootstrap localhost:9092
   rebalance report out/ --out report.html
   rebalance capture --bootstrap localhost:9092 --out history.jsonl
+  rebalance conformance history.jsonl
 
-Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure, 130 Ctrl-C."""
+Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure, 130 Ctrl-C
+(conformance: 1 when some generation did not get Kafka's assignment)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="report.html", metavar="REPORT.html")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")
+
+    p = sub.add_parser("conformance", help="per generation event of a log: was it Kafka's Java assignor's result?")
+    p.add_argument("log", metavar="LOG.jsonl", help="generation events, with partitions events for topic sizes")
+    p.add_argument("--json", action="store_true", help="print the conformance records as JSON lines")
+    p.set_defaults(run="streaming.cli.conformance:run")
     return parser
 
 
