@@ -11,7 +11,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from streaming.cli.usage import EXIT_USAGE, UsageError
+from streaming.cli.replay import AUTO_LOCAL_MAX_LINES, DEFAULT_REPLAY_BATCH
+from streaming.cli.usage import EXIT_DEAD_LETTERS, EXIT_USAGE, UsageError
 
 DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
 
@@ -30,6 +31,10 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="admission control: at most N events per micro-batch")
 
 
+REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead letters under OUT/dead-letter/,
+one file per micro-batch ({DEFAULT_REPLAY_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
+Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
+input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
 DESCRIPTION = """Replay Kafka consumer-group membership through Kafka's own assignment strategies, computed
 exactly as Kafka's Java client computes them, and emit one diff record per rebalance round."""
 EXAMPLES = """examples:
@@ -61,8 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     _pipeline_options(p)
     p.set_defaults(run="streaming.cli.demo:run")
 
-    p = sub.add_parser("replay", help="the Spark pipeline over a captured JSONL log, no broker needed")
+    p = sub.add_parser("replay", help="the pipeline over a captured JSONL log, no broker needed",
+                       description=REPLAY_DESCRIPTION)
     p.add_argument("log", metavar="LOG.jsonl")
+    p.add_argument("--engine", choices=("auto", "local", "spark"), default="auto",
+                   help="local: the state machine in this process, no Spark start-up; spark: the streaming job; "
+                        f"auto: local below {AUTO_LOCAL_MAX_LINES:,} lines and without --checkpoint "
+                        "(default: %(default)s)")
+    p.add_argument("--max-dead-letter-ratio", type=float, default=None, metavar="R",
+                   help=f"exit with code {EXIT_DEAD_LETTERS} when more than R (0-1) of the events read were "
+                        "dead-lettered")
     p.add_argument("--out", default="out", metavar="DIR",
                    help="diffs under DIR/diffs/, dead letters under DIR/dead-letter/ (default: %(default)s)")
     p.add_argument("--checkpoint", default=None, metavar="DIR",

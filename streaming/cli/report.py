@@ -44,6 +44,13 @@ def read_diffs_topic(bootstrap: str, topic: str, options: dict[str, str]) -> Ite
         yield json.loads(message.value)
 
 
+def report_from_replay(out: str | Path, report: str | Path, *, events: int | None = None) -> None:
+    """The what-if report of a replay's output directory (its diffs)."""
+    from whatif.report import write_report
+
+    write_report(read_diffs_dir(Path(out) / "diffs"), report)
+
+
 def run(args: argparse.Namespace) -> int:
     from kafka.errors import KafkaError
 

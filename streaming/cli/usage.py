@@ -11,6 +11,7 @@ from typing import Any
 
 EXIT_USAGE = 2  # bad usage or unreadable/invalid input
 EXIT_FAILURE = 1  # a runtime failure (a broker that cannot be reached, ...)
+EXIT_DEAD_LETTERS = 3  # `replay --max-dead-letter-ratio R`: more than R of the events read were dead-lettered
 
 
 class UsageError(Exception):
@@ -58,3 +59,10 @@ def check_readable(path: str | Path) -> Path:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     return p
+
+
+def check_ratio(value: float | None, option: str) -> float | None:
+    """A ratio option: a number from 0 to 1, or None (not given)."""
+    if value is not None and not 0 <= value <= 1:
+        raise UsageError(f"{option}: expected a number from 0 to 1, got {value}")
+    return value

@@ -83,7 +83,7 @@ def test_replay_runs_on_a_machine_without_java(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = path_without_java(tmp_path)
     assert subprocess.run(["sh", "-c", "command -v java"], env=env, capture_output=True).returncode != 0
-    argv = ["replay", str(log), "--out", str(tmp_path / "out")]
+    argv = ["replay", str(log), "--out", str(tmp_path / "out"), "--engine", "spark"]
     done = subprocess.run([sys.executable, "-m", "streaming.cli.main", *argv], env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -147,7 +147,7 @@ def test_replay_with_report_end_to_end(tmp_path):
     """`rebalance replay LOG --report` (the Spark pipeline) writes a report that renders."""
     report = tmp_path / "report.html"
     argv = ["replay", str(sample_path("topic-growth")), "--out", str(tmp_path / "out"),
-            "--strategies", "range,cooperative-sticky", "--report", str(report)]
+            "--strategies", "range,cooperative-sticky", "--report", str(report), "--engine", "spark"]
     assert cli(argv) == 0  # in-process: shares the test session's SparkSession
     assert_rendered(report, tmp_path, {"range", "cooperative-sticky"})
 
