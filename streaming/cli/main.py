@@ -105,9 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run="streaming.cli.load:run")
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
-    p.add_argument("diffs_dir", nargs="?", metavar="DIFFS_DIR")
+    p.add_argument("diffs_dir", nargs="?", metavar="DIR",
+                   help="a replay's --out directory (diffs and dead letters) or a directory of diff records")
     p.add_argument("--bootstrap", metavar="HOST:PORT")
     p.add_argument("--diffs-topic", default="rebalance.diffs")
+    p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
+                   help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
     p.add_argument("--out", default="report.html", metavar="REPORT.html")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")
