@@ -62,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help='{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], ...}}}')
     p.set_defaults(run="streaming.cli.assign:run")
 
-    p = sub.add_parser("demo", help="zero-config: local broker, bundled history, streaming job, summary")
+    p = sub.add_parser("demo", help="zero-config: local broker, bundled histories, streaming job, report")
+    p.add_argument("--report", default="rebalance-demo.html", metavar="REPORT.html",
+                   help="where the what-if report goes (default: %(default)s)")
     _pipeline_options(p)
     p.set_defaults(run="streaming.cli.demo:run")
 
