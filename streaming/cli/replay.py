@@ -65,8 +65,13 @@ def _batch_files(out: Path) -> dict[Path, int]:
     return {f: f.stat().st_mtime_ns for f in out.glob("*/batch-*.jsonl")}
 
 
-def _lines(paths: list[Path]) -> int:
-    return sum(sum(1 for line in f.open("rb") if line.strip()) for f in paths)
+def _records_in(paths: list[Path]) -> int:
+    """Records (non-blank lines) in batch files."""
+    count = 0
+    for path in paths:
+        with path.open("rb") as f:
+            count += sum(1 for line in f if line.strip())
+    return count
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     started = time.monotonic()
     if engine == "local":
-        from streaming.core.local import replay_files
+        from streaming.core.local import ReplayCounts, replay_files
 
-        def progress(batch_id: int, events: int, totals) -> None:
+        def progress(batch_id: int, events: int, totals: ReplayCounts) -> None:
             rate = totals.events / max(time.monotonic() - started, 1e-9)
             print(f"[replay] batch {batch_id}: {events} events; {totals.events:,} so far ({rate:,.0f} events/s)",
                   file=sys.stderr, flush=True)
@@ -97,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         spark = build_spark(app_name="rebalance-replay")
         events = replay_log(spark, args.log, out, config, max_events_per_batch=max_events, checkpoint=args.checkpoint)
         mine = [f for f, mtime in _batch_files(out).items() if before.get(f) != mtime]
-        written = {kind: _lines([f for f in mine if f.parent.name == d]) for kind, d in REPLAY_DIRS.items()}
+        written = {kind: _records_in([f for f in mine if f.parent.name == d]) for kind, d in REPLAY_DIRS.items()}
     seconds = time.monotonic() - started
     dead = written[DEAD_LETTER]
     ratio = dead / events if events else 0.0
@@ -106,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         from streaming.cli.report import report_from_replay
 
-        report_from_replay(out, args.report, events=events)
+        # a resumed replay's output holds earlier runs' records too: the events read are then not known
+        report_from_replay(out, args.report, events=None if args.checkpoint else events)
         print(f"report: {args.report}")
     if max_ratio is not None and ratio > max_ratio:
         print(f"rebalance replay: {dead:,} of {events:,} events ({ratio:.1%}) were dead-lettered, more than "
