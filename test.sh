@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Sets up everything from scratch (system packages, a venv, the project) and runs the whole test suite.
+# Sets up everything from scratch (a venv with the project, which brings its own Java; Chromium for the report's
+# browser tests) and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")"
 need=()
-command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -106,7 +106,12 @@ def autoscaling(rng: random.Random) -> Timeline:
 
 
 def flapping_member(rng: random.Random) -> Timeline:
-    """One consumer keeps exceeding max.poll.interval.ms: kicked out, rejoins, again — a rebalance storm."""
+    """One consumer keeps exceeding max.poll.interval.ms: kicked out, rejoins, again — a rebalance storm.
+
+    Twice the capture records the member's own LeaveGroup as well, 150 ms after the coordinator removed it:
+    a leave of a member no longer in the group, which the service rejects (two dead letters, as a real
+    capture has them).
+    """
     tl = Timeline("fraud-scorer", rng)
     topics = {"transactions": 32}
     tl.partitions(topics)
@@ -115,8 +120,11 @@ def flapping_member(rng: random.Random) -> Timeline:
         member = tl.join(f"scorer-{i}", topics)
     flapper = member
     tl.wait(900)
-    for _ in range(12):
+    for flap in range(12):
         tl.leave(flapper)  # removed by the coordinator after a too-long poll
+        if flap in (3, 8):
+            tl.ts += 150  # no rng draw: the rest of the history stays as it was
+            tl.leave(flapper)
         tl.wait(12)
         flapper = tl.join("scorer-7", topics)  # rejoins with a fresh member id
         tl.wait(35, jitter=0.4)

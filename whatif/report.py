@@ -1,38 +1,90 @@
 """The what-if report: what each strategy did (or would have done) to each group, over time.
 
-One self-contained HTML page (plotly.js embedded once, no network needed to view it) with, per group,
-a summary table ranking the strategies and one figure whose rows share the rebalance axis: partitions
-moved next to the fewest moves any assignment with the same loads could have made (`min_moves`, see
-`assignors.optimality`), the optimality gap, partitions paused, load imbalance (max − min) and cumulative
-movement. A *rebalance* is one triggering event: an eager round, or a cooperative revoke round with its
+One self-contained HTML page (plotly.js embedded once, no network needed to view it). Its header says what
+was read (events, diff records, dead letters grouped by reason with the first example of each, groups) and
+what each strategy is (client-side eager or cooperative, broker-side KIP-848, MetaQ) with the configuration
+that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order: the ranking table, static
+membership (restarts that took a member's place without a rebalance), the charts (partitions moved next to
+the fewest moves any assignment with the strategy's own loads could have made — `min_moves`, see
+`assignors.optimality` — the optimality gap, partitions paused, load imbalance and cumulative movement, on
+the event-time axis) and the final assignment per strategy. A new concern is a new lane function.
+
+A *rebalance* is one triggering event: an eager or KIP-848 round, or a cooperative revoke round with its
 follow-ups; its numbers are the sums over its rounds (imbalance: after its last round).
 
-`summarize` is the pure core (diff records in, one row per group and strategy out), shared by the page,
-the tests and `summary_text` (the same table for terminals, e.g. the demo's printed summary). Importing
-this module is cheap: plotly loads only when a page is drawn.
+`build` is the pure core (diff records and dead letters in, a `Report` out) shared by the page, the tests
+and the terminal summaries (`summary_text`, `strategy_lines`). Importing this module is cheap: plotly loads
+only when a page is drawn.
 """
 
 from __future__ import annotations
 
 import html
+import re
+import zlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import accumulate
 from pathlib import Path
 
-# Strategy -> colour, fixed so a strategy looks the same in every group's figure.
+# Strategy -> colour, marker and dash, fixed so a strategy looks the same in every group's figure; shapes and
+# dashes keep strategies that agree (equal values, overlapping lines) apart.
 STRATEGY_COLOURS = {
     "range": "#1f77b4", "roundrobin": "#ff7f0e", "sticky": "#2ca02c", "cooperative-sticky": "#d62728",
     "uniform": "#9467bd", "server-range": "#8c564b", "metaq-default": "#e377c2", "metaq-consistent-hash": "#17becf",
 }
 _FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939")
+_SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "x-open", "star-open",
+            "pentagon-open", "hexagon-open", "triangle-down-open", "cross-open")
+_DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
 
 
 @dataclass(frozen=True)
+class StrategyInfo:
+    """What a strategy is and how a Kafka (or MetaQ) deployment gets it."""
+
+    kind: str
+    pauses: str
+    enable: str
+
+
+_CLIENT = "consumer config (classic protocol, group.protocol=classic): partition.assignment.strategy="
+STRATEGY_INFO = {
+    "range": StrategyInfo("Kafka client-side, eager", "everything held, every rebalance",
+                          _CLIENT + "org.apache.kafka.clients.consumer.RangeAssignor"),
+    "roundrobin": StrategyInfo("Kafka client-side, eager", "everything held, every rebalance",
+                               _CLIENT + "org.apache.kafka.clients.consumer.RoundRobinAssignor"),
+    "sticky": StrategyInfo("Kafka client-side, eager", "everything held, every rebalance",
+                           _CLIENT + "org.apache.kafka.clients.consumer.StickyAssignor"),
+    "cooperative-sticky": StrategyInfo(
+        "Kafka client-side, cooperative (KIP-429)", "only the partitions it revokes",
+        _CLIENT + "org.apache.kafka.clients.consumer.CooperativeStickyAssignor — alone: while RangeAssignor is "
+        "still listed (the default list is range, cooperative-sticky) the group rebalances eagerly"),
+    "uniform": StrategyInfo(
+        "Kafka broker-side, KIP-848 consumer protocol (Kafka 4.0+)", "only the partitions it revokes",
+        "consumer config: group.protocol=consumer (group.remote.assignor=uniform, the broker's default); "
+        "broker: group.consumer.assignors lists uniform (default: uniform, range)"),
+    "server-range": StrategyInfo(
+        "Kafka broker-side, KIP-848 consumer protocol (Kafka 4.0+)", "only the partitions it revokes",
+        "consumer config: group.protocol=consumer, group.remote.assignor=range; "
+        "broker: group.consumer.assignors lists range (it does by default)"),
+    "metaq-default": StrategyInfo(
+        "MetaQ (Metamorphosis) client — not available in Kafka", "everything held (each consumer rebalances alone)",
+        "MetaQ consumer: DefaultLoadBalanceStrategy (for comparison only; no Kafka setting)"),
+    "metaq-consistent-hash": StrategyInfo(
+        "MetaQ (Metamorphosis) client — not available in Kafka", "everything held (each consumer rebalances alone)",
+        "MetaQ consumer: ConsisHashStrategy (for comparison only; no Kafka setting)"),
+}
+_UNKNOWN_STRATEGY = StrategyInfo("not a strategy of this library", "as its records say", "–")
+
+
+# --- from records to numbers ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
 class Round:
-    """The metrics of one diff record (one rebalance round of one strategy); `changes` are not kept."""
+    """The metrics of one diff record (one rebalance round of one strategy); `changes` are kept apart."""
 
     phase: str
     event_ts: int | None
@@ -94,6 +146,57 @@ class Summary:
         return None if self.min_moves is None else self.moves - self.min_moves
 
 
+@dataclass
+class StaticRestart:
+    """A join whose `group.instance.id` another member held: the new id took the old one's place, no rebalance."""
+
+    event_ts: int | None
+    member: str
+    replaced: str
+    kept: dict[str, int] = field(default_factory=dict)  # strategy -> partitions the new id took over
+
+
+@dataclass
+class FinalAssignment:
+    """Who holds what after a strategy's last record (its `changes` replayed), and the group's size then."""
+
+    strategy: str
+    members: int
+    holdings: dict[str, dict[str, list[int]]]  # member -> topic -> partitions ascending
+
+    @property
+    def loads(self) -> dict[str, int]:
+        return {m: sum(len(p) for p in topics.values()) for m, topics in self.holdings.items()}
+
+
+@dataclass
+class DeadLetterReason:
+    """Dead letters whose reasons differ only in names and numbers, with the first one as the example."""
+
+    reason: str
+    count: int
+    first: dict
+
+
+@dataclass
+class GroupReport:
+    group: str
+    rows: list[Summary]  # ranked
+    restarts: list[StaticRestart]
+    finals: dict[str, FinalAssignment]
+
+
+@dataclass
+class Report:
+    groups: list[GroupReport]
+    strategies: list[str]
+    diff_records: int
+    dead_letters: int
+    reasons: list[DeadLetterReason]
+    events: int | None  # events read, when the caller knows (a replay does)
+    sources: int  # distinct source positions among the records: events that produced any output
+
+
 def _cause_text(record: dict) -> str:
     cause = record.get("cause")
     if not isinstance(cause, dict):
@@ -102,22 +205,16 @@ def _cause_text(record: dict) -> str:
     return f"{cause.get('type', '?')} {what}".strip()
 
 
-def collect_rounds(records: Iterable[dict]) -> dict[tuple[str, str], list[Round]]:
-    """Diff records -> rounds per (group, strategy) in generation order; split parts count once."""
-    seen: dict[tuple[str, str], dict[int, Round]] = defaultdict(dict)
-    for n, rec in enumerate(records, 1):
-        try:
-            if rec["phase"] == "replace":  # a static member's new id took over: no round, nothing moved
-                continue
-            key, generation, metrics = _round(rec)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"diff record {n}: not a diff record (docs/events-and-diffs.md): {exc!r}") from None
-        seen[key].setdefault(generation, metrics)  # later parts of a split record repeat the metrics
-    return {key: [by_gen[g] for g in sorted(by_gen)] for key, by_gen in sorted(seen.items())}
+def _source_key(record: dict) -> tuple[str, int, int]:
+    """A record's source position, comparable within a group (file/topic, partition, line/offset)."""
+    cause = record.get("cause")
+    src = (cause.get("source") if isinstance(cause, dict) else None) or record.get("source") or {}
+    return (str(src.get("file", src.get("topic", ""))), int(src.get("partition", 0)),
+            int(src.get("line", src.get("offset", 0))))
 
 
-def _round(rec: dict) -> tuple[tuple[str, str], int, Round]:
-    return (str(rec["group"]), str(rec["strategy"])), int(rec["generation"]), Round(
+def _round(rec: dict) -> Round:
+    return Round(
         phase=str(rec["phase"]),
         event_ts=None if rec.get("event_ts") is None else int(rec["event_ts"]),
         cause=_cause_text(rec),
@@ -131,6 +228,64 @@ def _round(rec: dict) -> tuple[tuple[str, str], int, Round]:
     )
 
 
+class _Collector:
+    """One pass over diff records (in any order): rounds, static restarts and final owners per strategy.
+
+    Final owners come from replaying `changes` with last-writer-wins per partition on the record's place in
+    the strategy's history — (generation, replacement after the round, source position) — so records may
+    arrive shuffled (several files or partitions) and only one entry per partition is kept."""
+
+    def __init__(self) -> None:
+        self.rounds: dict[tuple[str, str], dict[int, Round]] = defaultdict(dict)
+        self.owners: dict[tuple[str, str], dict[tuple[str, int], tuple[tuple, str | None]]] = defaultdict(dict)
+        self.size: dict[tuple[str, str], tuple[tuple, int]] = {}
+        self.restarts: dict[str, dict[tuple, StaticRestart]] = defaultdict(dict)
+        self.sources: set[tuple] = set()
+        self.count = 0
+
+    def add(self, rec: dict) -> None:
+        self.count += 1
+        try:
+            key = (str(rec["group"]), str(rec["strategy"]))
+            generation, phase = int(rec["generation"]), str(rec["phase"])
+            source = _source_key(rec)
+            order = (generation, phase == "replace", source)
+            if phase == "replace":  # a static member's new id took over: no round, nothing moved
+                restart = self.restarts[key[0]].setdefault(source, StaticRestart(
+                    None if rec.get("event_ts") is None else int(rec["event_ts"]),
+                    str(rec["cause"].get("member")), str(rec["cause"].get("replaced"))))
+                restart.kept[key[1]] = int(rec["assigned"])
+            else:
+                self.rounds[key].setdefault(generation, _round(rec))  # later parts of a split record repeat it
+            self._apply(key, order, rec["changes"])
+            if order >= self.size.get(key, (order, 0))[0]:
+                self.size[key] = (order, int(rec["members"]))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"diff record {self.count}: not a diff record (contract §3): {exc!r}") from None
+        self.sources.add((key[0], source))
+
+    def _apply(self, key: tuple[str, str], order: tuple, changes: dict) -> None:
+        owners = self.owners[key]
+        for member, change in changes.items():
+            for topic, partitions in change.get("revoked", {}).items():
+                for p in partitions:
+                    held = owners.get((topic, p))
+                    if held is None or order > held[0]:  # in the same record an assignment wins
+                        owners[(topic, p)] = (order, None)
+            for topic, partitions in change.get("assigned", {}).items():
+                for p in partitions:
+                    held = owners.get((topic, p))
+                    if held is None or order >= held[0]:
+                        owners[(topic, p)] = (order, member)
+
+    def final(self, key: tuple[str, str]) -> FinalAssignment:
+        holdings: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for (topic, p), (_, member) in sorted(self.owners[key].items()):
+            if member is not None:
+                holdings[member][topic].append(p)
+        return FinalAssignment(key[1], self.size[key][1], {m: dict(t) for m, t in sorted(holdings.items())})
+
+
 def rebalances(rounds: list[Round]) -> list[Rebalance]:
     """Group rounds into rebalances: every round but a cooperative follow-up starts a new one."""
     out: list[Rebalance] = []
@@ -141,11 +296,10 @@ def rebalances(rounds: list[Round]) -> list[Rebalance]:
     return out
 
 
-def summarize(records: Iterable[dict]) -> list[Summary]:
-    """One row per (group, strategy), grouped by group and ranked within it by disruption: fewest
-    partitions paused first (consumption stopped), then fewest moved, then smallest worst imbalance."""
+def _summaries(collector: _Collector) -> list[Summary]:
     rows: list[Summary] = []
-    for (group, strategy), rounds in collect_rounds(records).items():
+    for (group, strategy), by_gen in sorted(collector.rounds.items()):
+        rounds = [by_gen[g] for g in sorted(by_gen)]
         history = rebalances(rounds)
         min_moves = [r.min_moves for r in rounds]
         rows.append(Summary(
@@ -174,8 +328,56 @@ def summarize(records: Iterable[dict]) -> list[Summary]:
     return ranked
 
 
+def summarize(records: Iterable[dict]) -> list[Summary]:
+    """One row per (group, strategy), grouped by group and ranked within it by disruption: fewest
+    partitions paused first (consumption stopped), then fewest moved, then smallest worst imbalance."""
+    collector = _Collector()
+    for rec in records:
+        collector.add(rec)
+    return _summaries(collector)
+
+
+def reason_pattern(reason: str) -> str:
+    """A dead letter's reason with quoted names and numbers blanked, so one cause reads as one line
+    ("leave of unknown member '…'"); field names stay."""
+    return re.sub(r"\d+", "N", re.sub(r"(?<!field )'[^']*'", "'…'", reason))
+
+
+def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events: int | None = None) -> Report:
+    """Diff records (any order) and dead letters -> everything the page shows."""
+    collector = _Collector()
+    for rec in records:
+        collector.add(rec)
+    reasons: dict[str, DeadLetterReason] = {}
+    dead = 0
+    for letter in dead_letters:
+        dead += 1
+        pattern = reason_pattern(str(letter.get("reason", "?")))
+        if pattern in reasons:
+            reasons[pattern].count += 1
+        else:
+            reasons[pattern] = DeadLetterReason(pattern, 1, letter)
+        collector.sources.add((str(letter.get("group") or ""), _source_key(letter)))
+    rows = _summaries(collector)
+    by_group: dict[str, list[Summary]] = defaultdict(list)
+    for row in rows:
+        by_group[row.group].append(row)
+    groups = [
+        GroupReport(group, group_rows,
+                    sorted(collector.restarts.get(group, {}).values(), key=lambda r: (r.event_ts or 0, r.member)),
+                    {row.strategy: collector.final((group, row.strategy)) for row in group_rows})
+        for group, group_rows in by_group.items()
+    ]
+    known = list(STRATEGY_COLOURS)  # Kafka's client strategies, then broker-side, then MetaQ, then others
+    strategies = sorted({row.strategy for row in rows}, key=lambda s: (known.index(s) if s in known else len(known), s))
+    return Report(groups, strategies, collector.count, dead,
+                  sorted(reasons.values(), key=lambda r: -r.count), events, len(collector.sources))
+
+
+# --- for terminals ---------------------------------------------------------------------------------------
+
 def summary_text(summaries: list[Summary]) -> str:
-    """`summarize`'s rows as a plain-text table per group (for terminals: `rebalance demo`)."""
+    """`summarize`'s rows as a plain-text table per group."""
     columns = [(h, attr) for h, attr, _ in _COLUMNS]
     lines: list[str] = []
     for group in dict.fromkeys(row.group for row in summaries):
@@ -191,16 +393,36 @@ def summary_text(summaries: list[Summary]) -> str:
     return "\n".join(lines)
 
 
+def strategy_lines(summaries: list[Summary]) -> str:
+    """Per group, one line per strategy (ranked): moved, paused, gap to the fewest moves for its loads, worst
+    imbalance — what `rebalance demo` ends with."""
+    lines: list[str] = []
+    width = max((len(row.strategy) for row in summaries), default=0)
+    for group in dict.fromkeys(row.group for row in summaries):
+        rows = [row for row in summaries if row.group == group]
+        lines.append(f"{group} ({rows[0].rebalances} rebalances)")
+        for row in rows:
+            gap = "–" if row.gap is None else f"{row.gap:,}"
+            lines.append(f"  {row.strategy:<{width}}  moved {row.moves:>7,}  paused {row.paused:>7,}  "
+                         f"gap to fewest moves {gap:>6}  worst imbalance {row.max_imbalance:>4,}")
+    return "\n".join(lines)
+
+
 # --- the page ------------------------------------------------------------------------------------------
 
-_PANELS = (  # (title, series, per rebalance: bars when there are few rebalances)
-    ("partitions moved (dotted: fewest possible with the same loads)", "moves", True),
-    ("optimality gap: moved − fewest possible with the same loads", "gap", True),
-    ("partitions paused", "paused", True),
-    ("load imbalance after the rebalance (max − min partitions per member)", "imbalance", False),
-    ("cumulative partitions moved", "cumulative", False),
+_FEWEST = "fewest moves for its loads"
+_PANELS = (  # (title, y axis title, series, kept in the compact layout of short histories)
+    ("partitions moved (dotted: the fewest moves that could have produced the strategy's own loads)",
+     "partitions", "moves", True),
+    ("optimality gap: moved − fewest moves for its loads", "partitions", "gap", False),
+    ("partitions paused", "partitions", "paused", True),
+    ("load imbalance after the rebalance (max − min partitions per member)", "partitions", "imbalance", True),
+    ("cumulative partitions moved", "partitions", "cumulative", False),
 )
-_MAX_BARS = 60  # rebalances up to which per-rebalance panels are grouped bars (equal values stay visible)
+_SHORT = 3  # eventful rebalances up to which a group gets the compact layout
+_PLAIN_MEMBERS = 24  # members up to which the final loads table is shown open
+_LISTED_MEMBERS = 100  # members per strategy whose partitions are listed
+_LIST_CHARS = 240  # characters of one member's partition list
 
 _COLUMNS = (  # (header, Summary attribute, tooltip)
     ("rank", "rank", "fewest partitions paused first, then fewest moved, then smallest max imbalance"),
@@ -208,8 +430,10 @@ _COLUMNS = (  # (header, Summary attribute, tooltip)
     ("rebalances", "rebalances", "triggering events"),
     ("rounds", "rounds", "rebalance rounds, cooperative follow-ups counted"),
     ("moved", "moves", "partitions that left their previous owner, over all rebalances"),
-    ("fewest possible", "min_moves", "sum over rounds of the minimum moves any assignment with the same loads needs"),
-    ("gap", "gap", "moved − fewest possible"),
+    (_FEWEST, "min_moves", "per strategy: sum over its rounds of the fewest moves any assignment giving every "
+     "member the load THIS strategy gave it could have made; strategies with different loads have different "
+     "bounds, so compare gaps, not bounds"),
+    ("gap", "gap", "moved − fewest moves for its loads: movement the strategy spent beyond what its loads needed"),
     ("paused", "paused", "partitions whose consumption stopped, over all rebalances"),
     ("max paused", "max_paused", "most partitions paused by one rebalance"),
     ("max imbalance", "max_imbalance", "largest max − min load after a rebalance"),
@@ -217,18 +441,33 @@ _COLUMNS = (  # (header, Summary attribute, tooltip)
     ("unassigned at end", "final_unassigned", "partitions of subscribed topics nobody holds at the end"),
 )
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2em auto; max-width: 1300px;
-       color: #222; padding: 0 1em; }
-h1 { font-size: 1.6em; } h2 { margin-top: 2.2em; border-bottom: 1px solid #ddd; }
-table.summary { border-collapse: collapse; margin: 0.8em 0 1.2em; font-size: 0.92em; }
-table.summary th, table.summary td { padding: 0.3em 0.7em; border-bottom: 1px solid #eee; text-align: right; }
-table.summary th { background: #f6f6f6; cursor: help; }
-table.summary td.strategy { text-align: left; font-weight: 600; white-space: nowrap; }
-table.summary tr.best td { background: #eef8ee; }
-.swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em; border-radius: 2px; }
-p.note { color: #555; max-width: 75em; }
-ul.index { columns: 2; }
+# Fonts with CJK glyphs come before the generic family, so group and member names in Chinese, Japanese or
+# Korean render where one of them is installed instead of as boxes.
+_FONTS = ("system-ui, -apple-system, 'Segoe UI', 'Noto Sans', 'Noto Sans CJK SC', 'Noto Sans CJK JP', "
+          "'Source Han Sans SC', 'PingFang SC', 'Hiragino Sans', 'Microsoft YaHei', 'WenQuanYi Micro Hei', "
+          "sans-serif")
+_STYLE = f"""
+body {{ font-family: {_FONTS}; margin: 2em auto; max-width: 1300px; color: #222; padding: 0 1em; }}
+h1 {{ font-size: 1.6em; }} h2 {{ margin-top: 2.2em; border-bottom: 1px solid #ddd; }}
+h3 {{ font-size: 1.05em; margin: 1.4em 0 0.4em; color: #333; }}
+table {{ border-collapse: collapse; margin: 0.6em 0 1em; font-size: 0.9em; }}
+th, td {{ padding: 0.28em 0.65em; border-bottom: 1px solid #eee; text-align: right; vertical-align: top; }}
+th {{ background: #f6f6f6; }} th[title] {{ cursor: help; }}
+td.text, th.text {{ text-align: left; }}
+td.strategy {{ text-align: left; font-weight: 600; white-space: nowrap; }}
+td.member {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.92em; white-space: nowrap; }}
+td.parts {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.9em; }}
+td.example {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.88em; max-width: 48em;
+              overflow-wrap: anywhere; }}
+tr.best td {{ background: #eef8ee; }} td.min {{ background: #eef3fb; }} td.max {{ background: #fbeeee; }}
+.swatch {{ display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em; border-radius: 2px; }}
+p.note {{ color: #555; max-width: 80em; }}
+section.lane {{ margin: 0.4em 0 1.2em; }}
+dl.inputs {{ display: grid; grid-template-columns: max-content auto; gap: 0.2em 1.2em; }}
+dl.inputs dt {{ color: #555; }} dl.inputs dd {{ margin: 0; font-weight: 600; }}
+.warn {{ color: #a33; }}
+ul.index {{ columns: 2; }}
+details > summary {{ cursor: pointer; color: #335; margin: 0.3em 0; }}
 """
 
 
@@ -238,75 +477,33 @@ def _colour(strategy: str, strategies: list[str]) -> str:
     return _FALLBACK_COLOURS[strategies.index(strategy) % len(_FALLBACK_COLOURS)]
 
 
+def _style_index(strategy: str, strategies: list[str]) -> int:
+    known = list(STRATEGY_COLOURS)
+    return known.index(strategy) if strategy in known else len(known) + strategies.index(strategy)
+
+
 def _ts_text(ts: int | None) -> str:
     if ts is None:
         return "time unknown"
     return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _figure(rows: list[Summary], strategies: list[str]):
-    """One figure per group; rows share the rebalance axis, a legend entry toggles a strategy everywhere.
+def _axis_time(ts: int) -> str:
+    """Event time as plotly reads a date axis (UTC, no offset: plotly.js would shift an offset to local time)."""
+    return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
-    Strategies often agree, so their marks must not hide each other: per-rebalance numbers are grouped
-    bars while they fit, and lines get thinner from the first strategy to the last.
-    """
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
 
-    shown = _eventful(rows)
-    bars = len(shown) <= _MAX_BARS
-    fig = make_subplots(rows=len(_PANELS), cols=1, shared_xaxes=True, vertical_spacing=0.045,
-                        subplot_titles=[title.split(" (dotted")[0] if bars else title for title, _, _ in _PANELS])
-    for n, row in enumerate(rows):
-        colour = _colour(row.strategy, strategies)
-        width = 1.2 + 2.4 * (len(rows) - 1 - n) / max(1, len(rows) - 1)
-        history = [b for b in row.history if b.number in shown]
-        x = [b.number for b in history]
-        series = {
-            "moves": [b.moves for b in history],
-            "gap": [None if b.min_moves is None else b.moves - b.min_moves for b in history],
-            "paused": [b.paused for b in history],
-            "imbalance": [b.imbalance for b in history],
-            "cumulative": list(accumulate(b.moves for b in history)),
-        }
-        hover = [[f"{html.escape(b.cause)} · {_ts_text(b.event_ts)}", b.rounds, b.moves,
-                  "n/a" if b.min_moves is None else b.min_moves] for b in history]
-        label = f"<b>{html.escape(row.strategy)}</b>"
-        head = (f"{label} · rebalance %{{x}}: %{{customdata[0]}}<br>"
-                "rounds %{customdata[1]} · moved %{customdata[2]} · fewest possible %{customdata[3]}<br>")
-        for i, (title, key, per_rebalance) in enumerate(_PANELS, 1):
-            name = title.split(" (")[0]
-            common = {"x": x, "y": series[key], "name": row.strategy, "legendgroup": row.strategy, "showlegend": i == 1}
-            if i == 1:  # the cause and the moves in the first panel only: the page stays small for long histories
-                common.update(customdata=hover, hovertemplate=f"{head}{name}: %{{y}}<extra></extra>")
-            else:
-                common["hovertemplate"] = f"{label} · rebalance %{{x}}<br>{name}: %{{y}}<extra></extra>"
-            if per_rebalance and bars:
-                fig.add_trace(go.Bar(marker_color=colour, **common), row=i, col=1)
-                continue
-            shape = "hv" if key == "imbalance" else "linear"
-            fig.add_trace(go.Scatter(mode="lines+markers", line={"color": colour, "width": width, "shape": shape},
-                                     marker={"size": 3 + width}, **common), row=i, col=1)
-        if not bars:
-            fig.add_trace(go.Scatter(
-                x=x, y=[b.min_moves for b in history], name=f"{row.strategy} fewest possible",
-                legendgroup=row.strategy, showlegend=False, mode="lines", hoverinfo="skip",
-                line={"color": colour, "width": 1.2, "dash": "dot"},
-            ), row=1, col=1)
-    quiet = max(len(row.history) for row in rows) - len(shown)
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=sorted(shown))
-    note = f"; {quiet} quiet rebalance(s) not shown" if quiet else ""
-    fig.update_xaxes(title_text=f"rebalance # (in event order{note})", row=len(_PANELS), col=1)
-    fig.update_yaxes(rangemode="tozero")
-    fig.update_layout(height=230 * len(_PANELS), margin={"l": 60, "r": 20, "t": 40, "b": 50},
-                      legend={"orientation": "h", "y": 1.04, "x": 0}, template="plotly_white",
-                      hovermode="closest", barmode="group", bargap=0.15, bargroupgap=0.05)
-    return fig
+def _esc(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _swatch(strategy: str, strategies: list[str]) -> str:
+    return f'<span class="swatch" style="background:{_colour(strategy, strategies)}"></span>{_esc(strategy)}'
 
 
 def _eventful(rows: list[Summary]) -> set[int]:
     """Rebalance numbers in which some strategy assigned, moved or paused a partition or changed its
-    imbalance; the others (e.g. joins before any topic has metadata) would only stretch the axis."""
+    imbalance (joins before any topic has metadata change nothing)."""
     shown = set()
     for row in rows:
         before = 0
@@ -314,68 +511,307 @@ def _eventful(rows: list[Summary]) -> set[int]:
             if b.assigned or b.moves or b.paused or b.imbalance != before:
                 shown.add(b.number)
             before = b.imbalance
-    return shown or {b.number for row in rows for b in row.history}
+    return shown
 
 
-def _cell(row: Summary, attr: str, strategies: list[str]) -> str:
-    value = getattr(row, attr)
-    if attr == "strategy":
-        swatch = f'<span class="swatch" style="background:{_colour(value, strategies)}"></span>'
-        return f'<td class="strategy" data-col="strategy">{swatch}{html.escape(value)}</td>'
-    text = "–" if value is None else f"{value}"
-    return f'<td data-col="{attr}">{text}</td>'
+def _figure(g: GroupReport, strategies: list[str]):
+    """One figure per group: an events strip (rebalances, static restarts) over the metric panels, all on the
+    event-time axis (rebalance number when the log has no times); a legend entry toggles a strategy
+    everywhere. Short histories get fewer, lower panels."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rows = g.rows
+    timed = all(b.event_ts is not None for row in rows for b in row.history) and all(
+        r.event_ts is not None for r in g.restarts)
+    short = len(_eventful(rows)) <= _SHORT
+    panels = [p for p in _PANELS if p[3] or not short]
+    x_title = "event time (UTC)" if timed else "rebalance # (the log has no event times)"
+    fig = make_subplots(rows=len(panels) + 1, cols=1, shared_xaxes=True,
+                        vertical_spacing=0.12 if short else 0.06, row_heights=[0.35] + [1.0] * len(panels),
+                        subplot_titles=[""] + [p[0] for p in panels])
+
+    def x_of(number: int, ts: int | None) -> object:
+        return _axis_time(ts) if timed and ts is not None else number
+
+    # the events strip: one mark per rebalance (from the first strategy: all see the same events) and restart
+    first = rows[0].history
+    fig.add_trace(go.Scatter(
+        x=[x_of(b.number, b.event_ts) for b in first], y=["rebalance"] * len(first), mode="markers",
+        marker={"symbol": "line-ns-open", "size": 14, "color": "#444", "line": {"width": 2}},
+        name="rebalance", showlegend=False,
+        customdata=[[b.number, _esc(b.cause), _ts_text(b.event_ts)] for b in first],
+        hovertemplate="rebalance %{customdata[0]}: %{customdata[1]}<br>%{customdata[2]}<extra></extra>",
+    ), row=1, col=1)
+    if g.restarts:
+        fig.add_trace(go.Scatter(
+            x=[x_of(0, r.event_ts) for r in g.restarts], y=["static restart"] * len(g.restarts), mode="markers",
+            marker={"symbol": "diamond", "size": 10, "color": "#2a7"}, name="static restart", showlegend=False,
+            customdata=[[_esc(r.member), _esc(r.replaced), _ts_text(r.event_ts)] for r in g.restarts],
+            hovertemplate="static restart, no rebalance: %{customdata[0]}<br>took the place of %{customdata[1]}"
+                          "<br>%{customdata[2]}<extra></extra>",
+        ), row=1, col=1)
+    for n, row in enumerate(rows):
+        colour = _colour(row.strategy, strategies)
+        style = _style_index(row.strategy, strategies)
+        width = 1.2 + 1.8 * (len(rows) - 1 - n) / max(1, len(rows) - 1)
+        history = row.history
+        x = [x_of(b.number, b.event_ts) for b in history]
+        series = {
+            "moves": [b.moves for b in history],
+            "gap": [None if b.min_moves is None else b.moves - b.min_moves for b in history],
+            "paused": [b.paused for b in history],
+            "imbalance": [b.imbalance for b in history],
+            "cumulative": list(accumulate(b.moves for b in history)),
+        }
+        info = [[b.number, _esc(b.cause), _ts_text(b.event_ts), b.rounds, b.moves,
+                 "n/a" if b.min_moves is None else b.min_moves] for b in history]
+        label = f"<b>{_esc(row.strategy)}</b>"
+        head = (f"{label} · rebalance %{{customdata[0]}}: %{{customdata[1]}}<br>%{{customdata[2]}}<br>"
+                "rounds %{customdata[3]} · moved %{customdata[4]} · fewest for its loads %{customdata[5]}<br>")
+        for i, (title, _, key, _) in enumerate(panels, 2):
+            name = title.split(" (")[0]
+            fig.add_trace(go.Scatter(
+                x=x, y=series[key], name=row.strategy, legendgroup=row.strategy, showlegend=i == 2,
+                mode="lines+markers", customdata=info, hovertemplate=f"{head}{name}: %{{y}}<extra></extra>",
+                line={"color": colour, "width": width, "dash": _DASHES[style % len(_DASHES)],
+                      "shape": "hv" if key in ("imbalance", "cumulative") else "linear"},
+                marker={"symbol": _SYMBOLS[style % len(_SYMBOLS)], "size": 6 + 1.5 * width, "color": colour,
+                        "line": {"width": 1.5}},
+            ), row=i, col=1)
+        fig.add_trace(go.Scatter(
+            x=x, y=[b.min_moves for b in history], name=f"{row.strategy}: {_FEWEST}", legendgroup=row.strategy,
+            showlegend=False, mode="lines", hoverinfo="skip", line={"color": colour, "width": 1, "dash": "dot"},
+        ), row=2, col=1)
+    fig.update_xaxes(title_text=x_title, showticklabels=True, title_standoff=4)
+    if not timed:
+        fig.update_xaxes(dtick=1 if len(first) <= 30 else None)
+    for i, (_, y_title, _, _) in enumerate(panels, 2):
+        fig.update_yaxes(title_text=y_title, rangemode="tozero", row=i, col=1)
+    fig.update_yaxes(title_text="", row=1, col=1, fixedrange=True)
+    panel_px = 170 if short else 230
+    fig.update_layout(height=110 + panel_px * len(panels) + 90, margin={"l": 70, "r": 20, "t": 60, "b": 40},
+                      legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0}, template="plotly_white",
+                      hovermode="closest", font={"family": _FONTS})
+    return fig
 
 
-def _table(group: str, rows: list[Summary], strategies: list[str]) -> str:
-    head = "".join(f'<th title="{html.escape(tip)}">{html.escape(h)}</th>' for h, _, tip in _COLUMNS)
-    body = "".join(
-        f'<tr class="{"best" if row.rank == 1 else ""}" data-strategy="{html.escape(row.strategy)}">'
-        + "".join(_cell(row, attr, strategies) for _, attr, _ in _COLUMNS) + "</tr>"
-        for row in rows
+def _ranking_lane(g: GroupReport, strategies: list[str]) -> str:
+    head = "".join(f'<th title="{_esc(tip)}">{_esc(h)}</th>' if tip else f"<th>{_esc(h)}</th>"
+                   for h, _, tip in _COLUMNS)
+    body = []
+    for row in g.rows:
+        cells = []
+        for _, attr, _ in _COLUMNS:
+            value = getattr(row, attr)
+            if attr == "strategy":
+                cells.append(f'<td class="strategy" data-col="strategy">{_swatch(value, strategies)}</td>')
+            else:
+                cells.append(f'<td data-col="{attr}">{"–" if value is None else value}</td>')
+        body.append(f'<tr class="{"best" if row.rank == 1 else ""}" data-strategy="{_esc(row.strategy)}">'
+                    + "".join(cells) + "</tr>")
+    return (f'<table class="summary" data-group="{_esc(g.group)}"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table>')
+
+
+def _static_lane(g: GroupReport, strategies: list[str]) -> str:
+    if not g.restarts:
+        return ""
+    rebalances = max(row.rebalances for row in g.rows)
+    rows = []
+    for r in g.restarts:
+        kept = sorted(set(r.kept.values()))
+        kept_text = str(kept[0]) if len(kept) == 1 else f"{kept[0]}–{kept[-1]} (by strategy)"
+        rows.append(f'<tr class="restart"><td class="text">{_esc(_ts_text(r.event_ts))}</td>'
+                    f'<td class="member">{_esc(r.replaced)}</td><td class="member">{_esc(r.member)}</td>'
+                    f'<td data-col="kept">{kept_text}</td></tr>')
+    return (
+        f'<h3>Static membership</h3><p class="note">{len(g.restarts)} static restart(s): a member rejoined with '
+        "the <code>group.instance.id</code> of a member in the group and took its place and partitions — no "
+        f"rebalance, nothing paused. The {rebalances} rebalance(s) above do not include them; with dynamic "
+        "membership each restart would have been a leave and a join, i.e. two rebalances per strategy.</p>"
+        f'<table class="static" data-group="{_esc(g.group)}"><thead><tr><th class="text">time</th>'
+        '<th class="text">old member id</th><th class="text">new member id</th><th>partitions taken over</th>'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
     )
-    return (f'<table class="summary" data-group="{html.escape(group)}"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table>")
 
 
-def render(summaries: list[Summary]) -> str:
-    """The whole page for `summarize`'s rows (plotly.js embedded once, before the first figure)."""
-    by_group: dict[str, list[Summary]] = defaultdict(list)
-    for row in summaries:
-        by_group[row.group].append(row)
-    strategies = sorted({row.strategy for row in summaries})
+def _charts_lane(g: GroupReport, strategies: list[str]) -> str:
+    return _figure(g, strategies).to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{_slug(g.group)}",
+                                          config={"displaylogo": False, "responsive": True})
+
+
+def _ranges(partitions: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> "0–2, 5, 7–8"."""
+    out: list[str] = []
+    start = prev = partitions[0]
+    for p in [*partitions[1:], None]:
+        if p is not None and p == prev + 1:
+            prev = p
+            continue
+        out.append(str(start) if start == prev else f"{start}–{prev}")
+        if p is not None:
+            start = prev = p
+    return ", ".join(out)
+
+
+def _holding_text(topics: dict[str, list[int]]) -> str:
+    text = "; ".join(f"{topic} {_ranges(parts)}" for topic, parts in topics.items())
+    return text if len(text) <= _LIST_CHARS else text[:_LIST_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _final_lane(g: GroupReport, strategies: list[str]) -> str:
+    order = [row.strategy for row in g.rows]
+    finals = [g.finals[s] for s in order]
+    loads = [f.loads for f in finals]
+    members = sorted({m for f in finals for m in f.holdings})
+    head = "".join(f'<th class="text">{_swatch(s, strategies)}</th>' for s in order)
+    body = []
+    for m in members:
+        cells = []
+        for s, load in zip(order, loads, strict=True):
+            n = load.get(m, 0)
+            low, high = min(load.values(), default=0), max(load.values(), default=0)
+            mark = "" if low == high else " min" if n == low else " max" if n == high else ""
+            cells.append(f'<td class="load{mark}" data-strategy="{_esc(s)}">{n}</td>')
+        body.append(f'<tr data-member="{_esc(m)}"><td class="member">{_esc(m)}</td>{"".join(cells)}</tr>')
+    idle = [f.members - len(f.holdings) for f in finals]
+    totals = "".join(f'<td data-strategy="{_esc(s)}">{sum(load.values())} in {len(load)}'
+                     f'{f" (+{n} with none)" if n > 0 else ""}</td>'
+                     for s, load, n in zip(order, loads, idle, strict=True))
+    table = (f'<table class="final" data-group="{_esc(g.group)}"><thead><tr><th class="text">member</th>{head}</tr>'
+             f'</thead><tbody>{"".join(body)}</tbody><tfoot><tr><td class="text">partitions held, members holding'
+             f"</td>{totals}</tr></tfoot></table>")
+    if len(members) > _PLAIN_MEMBERS:
+        table = f"<details><summary>loads of all {len(members)} members</summary>{table}</details>"
+    lists = []
+    for n, f in enumerate(finals):
+        listed = list(f.holdings.items())[:_LISTED_MEMBERS]
+        rows = "".join(f'<tr data-member="{_esc(m)}" data-strategy="{_esc(f.strategy)}"><td class="member">'
+                       f'{_esc(m)}</td><td>{sum(len(p) for p in topics.values())}</td>'
+                       f'<td class="parts">{_esc(_holding_text(topics))}</td></tr>' for m, topics in listed)
+        more = len(f.holdings) - len(listed)
+        note = f"<p class='note'>{more} more member(s) not listed.</p>" if more > 0 else ""
+        lists.append(f"<details{' open' if n == 0 and len(members) <= _PLAIN_MEMBERS else ''}><summary>"
+                     f"{_esc(f.strategy)}: who holds what</summary><table class='holdings'><thead><tr>"
+                     "<th class='text'>member</th><th>load</th><th class='text'>partitions</th></tr></thead>"
+                     f"<tbody>{rows}</tbody></table>{note}</details>")
+    return ("<h3>Final assignment per strategy</h3><p class='note'>Partitions per member after each strategy's "
+            "last rebalance (its <code>changes</code> replayed); blue: the least loaded, red: the most.</p>"
+            + table + "".join(lists))
+
+
+# The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
+GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
+    _ranking_lane, _static_lane, _charts_lane, _final_lane,
+)
+
+
+def _inputs_lane(report: Report) -> str:
+    events = (f"{report.events:,}" if report.events is not None
+              else f"at least {report.sources:,} (those that produced a record)")
+    dead = f"{report.dead_letters:,}"
+    if report.dead_letters and report.events:
+        dead += f" ({report.dead_letters / report.events:.1%} of the events)"
+    restarts = sum(len(g.restarts) for g in report.groups)
+    items = [("events read", events), ("diff records", f"{report.diff_records:,}"),
+             ("dead letters (rejected events)", dead), ("groups", f"{len(report.groups):,}"),
+             ("static restarts (no rebalance)", f"{restarts:,}"), ("strategies", ", ".join(report.strategies))]
+    body = "".join(f"<dt>{_esc(k)}</dt><dd{' class=warn' if k.startswith('dead') and report.dead_letters else ''}>"
+                   f"{_esc(v)}</dd>" for k, v in items)
+    return f'<section class="lane inputs"><h2>What was read</h2><dl class="inputs">{body}</dl></section>'
+
+
+def _dead_letter_lane(report: Report) -> str:
+    if not report.reasons:
+        return ('<section class="lane dead-letters"><p class="note">No dead letters: every event was valid.</p>'
+                "</section>")
+    rows = []
+    for r in report.reasons:
+        first = r.first
+        src = first.get("source") or {}
+        where = ", ".join(f"{k} {v}" for k, v in src.items())
+        original = str(first.get("original", ""))
+        rows.append(f'<tr class="reason"><td class="text">{_esc(r.reason)}</td><td data-col="count">{r.count}</td>'
+                    f'<td class="text">{_esc(first.get("group") or "–")}</td><td class="text">{_esc(where)}</td>'
+                    f'<td class="example">{_esc(first.get("reason", ""))}<br>{_esc(original[:300])}'
+                    f'{"…" if len(original) > 300 else ""}</td></tr>')
+    return ('<section class="lane dead-letters"><h3>Dead letters by reason</h3><p class="note">Rejected events '
+            "changed nothing; the first of each reason is shown (all are in the dead-letter output).</p>"
+            '<table class="dead-letters"><thead><tr><th class="text">reason</th><th>count</th>'
+            '<th class="text">first: group</th><th class="text">source</th><th class="text">first: reason and '
+            f'event</th></tr></thead><tbody>{"".join(rows)}</tbody></table></section>')
+
+
+def _strategies_lane(report: Report) -> str:
+    rows = "".join(
+        f'<tr data-strategy="{_esc(s)}"><td class="strategy">{_swatch(s, report.strategies)}</td>'
+        f'<td class="text">{_esc(info.kind)}</td><td class="text">{_esc(info.pauses)}</td>'
+        f'<td class="text"><code>{_esc(info.enable)}</code></td></tr>'
+        for s in report.strategies for info in [STRATEGY_INFO.get(s, _UNKNOWN_STRATEGY)]
+    )
+    return ('<section class="lane strategies"><h3>The strategies</h3><table class="strategies"><thead><tr>'
+            '<th class="text">strategy</th><th class="text">what it is</th><th class="text">a rebalance pauses</th>'
+            f'<th class="text">how to enable it</th></tr></thead><tbody>{rows}</tbody></table></section>')
+
+
+def _reading_lane(report: Report) -> str:
+    return (
+        '<section class="lane reading"><p class="note">A rebalance is one triggering event (a cooperative revoke '
+        "round and its follow-ups count as one rebalance of several rounds). Strategies are ranked per group by "
+        "disruption: fewest partitions paused, then fewest moved, then smallest worst imbalance. "
+        f"<em>{_FEWEST.capitalize()}</em> is a bound <em>per strategy</em>: per round, the fewest moves any "
+        "assignment giving every member the load this strategy gave it (within its subscriptions) could have "
+        "made, computed exactly; strategies that balance differently have different bounds, so compare their "
+        "<em>gaps</em> (movement spent beyond their own bound), not the bounds. A best strategy in this report "
+        "may need a different protocol or client (see the table above).</p></section>"
+    )
+
+
+# The lanes of the page's header, in page order.
+HEADER_LANES: tuple[Callable[[Report], str], ...] = (_inputs_lane, _dead_letter_lane, _strategies_lane, _reading_lane)
+
+
+def _slug(group: str) -> str:
+    """An HTML id for a group's figure: readable, and unique even when names differ only in other characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", group) + f"-{zlib.crc32(group.encode()):08x}"
+
+
+def render(report: Report) -> str:
+    """The whole page (plotly.js embedded once, in the head)."""
+    from plotly.offline import get_plotlyjs
+
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>rebalance-replay: what-if report</title>",
-        f"<style>{_STYLE}</style></head><body>",
+        f"<style>{_STYLE}</style>",
+        "<script>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>",
+        f"<script>{get_plotlyjs()}</script></head><body>",
         "<h1>What-if report: what each strategy did to each group</h1>",
-        f"<p class='note'>{len(by_group)} group(s), strategies: {html.escape(', '.join(strategies))}. "
-        "A rebalance is one triggering event (a cooperative revoke round and its follow-ups count as one "
-        "rebalance of several rounds). <em>Fewest possible</em> is, per round, the minimum number of moves "
-        "any assignment giving every member the same number of partitions (within its subscriptions) "
-        "could have made, computed exactly; the <em>gap</em> is the movement a strategy spent beyond it. "
-        "Strategies are ranked by disruption: fewest partitions paused, then fewest moved, then smallest "
-        "worst imbalance.</p>",
     ]
-    if not by_group:
+    parts.extend(lane(report) for lane in HEADER_LANES)
+    if not report.groups:
         parts.append("<p>No diff records: nothing rebalanced.</p>")
     else:
-        parts.append("<ul class='index'>" + "".join(
-            f"<li><a href='#g{i}'>{html.escape(g)}</a> — best: {html.escape(rows[0].strategy)}</li>"
-            for i, (g, rows) in enumerate(by_group.items())) + "</ul>")
-    for i, (group, rows) in enumerate(by_group.items()):
-        parts.append(f"<h2 id='g{i}'>{html.escape(group)}</h2>")
-        parts.append(_table(group, rows, strategies))
-        parts.append(_figure(rows, strategies).to_html(
-            full_html=False, include_plotlyjs=i == 0, div_id=f"fig{i}",
-            config={"displaylogo": False, "responsive": True},
-        ))
+        parts.append("<h2>Groups</h2><ul class='index'>" + "".join(
+            f"<li><a href='#g{i}'>{_esc(g.group)}</a> — {g.rows[0].rebalances} rebalance(s), least disruptive: "
+            f"{_esc(g.rows[0].strategy)}</li>" for i, g in enumerate(report.groups)) + "</ul>")
+    for i, g in enumerate(report.groups):
+        parts.append(f"<section class='group' id='g{i}' data-group='{_esc(g.group)}'><h2>{_esc(g.group)}</h2>")
+        lanes = (lane(g, report.strategies) for lane in GROUP_LANES)
+        parts.extend(f"<section class='lane'>{text}</section>" for text in lanes if text)
+        parts.append("</section>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(records: Iterable[dict], out_path: str | Path) -> None:
-    """Summarize diff records and write the self-contained HTML report to `out_path`."""
+def write_report(records: Iterable[dict], out_path: str | Path, *, dead_letters: Iterable[dict] = (),
+                 events: int | None = None) -> Report:
+    """Build the report from diff records (and dead letters) and write the self-contained page to `out_path`."""
+    report = build(records, dead_letters, events=events)
     out = Path(out_path)
     if out.parent != Path():
         out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(summarize(records)), encoding="utf-8")
+    out.write_text(render(report), encoding="utf-8")
+    return report
+

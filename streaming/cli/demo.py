@@ -1,8 +1,10 @@
 """`rebalance demo`: the whole service on a laptop, zero config.
 
 Starts a throw-away local broker, loads the bundled sample histories into the events topic, runs the
-streaming job until it has caught up (`serve --once`), reads the diffs back as a dashboard would
-(`read_committed`) and prints, per strategy, how much each would have disrupted the groups.
+streaming job until it has caught up (`serve --once`), reads the diffs and dead letters back as a dashboard
+would (`read_committed`), writes the what-if report and prints, per group, one line per strategy (moved,
+paused, gap to the fewest moves, worst imbalance), the report's path and the commands to run on one's own
+groups (capture -> replay -> report).
 """
 
 from __future__ import annotations
@@ -11,40 +13,20 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 from streaming.cli.usage import check_batch_size, pipeline_config
 
-SUMMARY_COLUMNS = ("rebalances", "rounds", "partitions moved", "paused")
+NEXT_STEPS = """next, on your own groups:
+  rebalance capture --bootstrap HOST:9092 --once --out history.jsonl   # membership history from a cluster
+  rebalance replay history.jsonl --out out/ --strategies all --report report.html
+  rebalance report out/ --out report.html                             # the report again, from out/"""
 
 
 def sample_logs() -> list[Path]:
     """The bundled sample histories (whatif/samples/*.jsonl), in name order."""
     return sorted(Path(str(p)) for p in files("whatif").joinpath("samples").iterdir() if p.name.endswith(".jsonl"))
-
-
-def summarize(diffs: Iterable[dict[str, Any]], strategies: Sequence[str]) -> dict[str, dict[str, int]]:
-    """Per strategy, over all groups: rebalances, rounds, partitions moved, partitions paused (the what-if
-    report's per-group summary, added up)."""
-    from whatif.report import summarize as per_group
-
-    out = {s: dict.fromkeys(SUMMARY_COLUMNS, 0) for s in strategies}
-    for row in per_group(diffs):
-        totals = out.setdefault(row.strategy, dict.fromkeys(SUMMARY_COLUMNS, 0))
-        for column, value in zip(SUMMARY_COLUMNS, (row.rebalances, row.rounds, row.moves, row.paused), strict=True):
-            totals[column] += value
-    return out
-
-
-def format_summary(summary: dict[str, dict[str, int]]) -> str:
-    width = max(len("strategy"), *(len(s) for s in summary))
-    lines = ["strategy".ljust(width) + "".join(f"  {c:>16}" for c in SUMMARY_COLUMNS)]
-    for strategy, row in summary.items():
-        lines.append(strategy.ljust(width) + "".join(f"  {row[c]:>16,}" for c in SUMMARY_COLUMNS))
-    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,9 +55,15 @@ def run(args: argparse.Namespace) -> int:
         serve_events(spark, broker.bootstrap, config, checkpoint=str(Path(tmp) / "checkpoint"), topics=topics,
                      once=True, max_events_per_batch=max_events)
         diffs = [json.loads(r.value) for r in read_to_end(broker.bootstrap, topics.diffs)]
-        dead = len(read_to_end(broker.bootstrap, topics.dead_letter))
-    groups = len({d["group"] for d in diffs})
-    print(f"\n{len(logs)} sample histories, {total} events, {groups} groups: {len(diffs)} diff records, "
-          f"{dead} dead letters\n")
-    print(format_summary(summarize(diffs, config.strategies)))
+        dead = [json.loads(r.value) for r in read_to_end(broker.bootstrap, topics.dead_letter)]
+    from whatif.report import strategy_lines, write_report
+
+    report = write_report(diffs, args.report, dead_letters=dead, events=total)
+    print(f"\n{len(logs)} sample histories, {total} events, {len(report.groups)} groups: {len(diffs)} diff records, "
+          f"{len(dead)} dead letters\n")
+    print("per group, each strategy (least disruptive first): partitions moved, paused, moves beyond the fewest "
+          "its loads allowed, worst imbalance")
+    print(strategy_lines([row for g in report.groups for row in g.rows]))
+    print(f"\nreport: {Path(args.report).resolve()}  (one offline HTML file: open it in a browser)\n")
+    print(NEXT_STEPS)
     return 0

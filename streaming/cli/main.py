@@ -14,7 +14,15 @@ import os
 import sys
 from collections.abc import Sequence
 
-from streaming.cli.usage import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, CommandFailure, UsageError
+from streaming.cli.replay import AUTO_LOCAL_MAX_LINES, DEFAULT_REPLAY_BATCH
+from streaming.cli.usage import (
+    EXIT_DEAD_LETTERS,
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CommandFailure,
+    UsageError,
+)
 
 DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
 INTERRUPTED = {  # what Ctrl-C leaves behind, per command
@@ -38,6 +46,10 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="admission control: at most N events per micro-batch")
 
 
+REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead letters under OUT/dead-letter/,
+one file per micro-batch ({DEFAULT_REPLAY_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
+Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
+input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
 DESCRIPTION = """Replay Kafka consumer-group membership through Kafka's own assignment strategies, computed
 exactly as Kafka's Java client computes them, and emit one diff record per rebalance round."""
 EXAMPLES = """examples:
@@ -68,12 +80,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help='{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], ...}}}')
     p.set_defaults(run="streaming.cli.assign:run")
 
-    p = sub.add_parser("demo", help="zero-config: local broker, bundled history, streaming job, summary")
+    p = sub.add_parser("demo", help="zero-config: local broker, bundled histories, streaming job, report")
+    p.add_argument("--report", default="rebalance-demo.html", metavar="REPORT.html",
+                   help="where the what-if report goes (default: %(default)s)")
     _pipeline_options(p)
     p.set_defaults(run="streaming.cli.demo:run")
 
-    p = sub.add_parser("replay", help="the Spark pipeline over a captured JSONL log, no broker needed")
+    p = sub.add_parser("replay", help="the pipeline over a captured JSONL log, no broker needed",
+                       description=REPLAY_DESCRIPTION)
     p.add_argument("log", metavar="LOG.jsonl")
+    p.add_argument("--engine", choices=("auto", "local", "spark"), default="auto",
+                   help="local: the state machine in this process, no Spark start-up; spark: the streaming job; "
+                        f"auto: local below {AUTO_LOCAL_MAX_LINES:,} lines and without --checkpoint "
+                        "(default: %(default)s)")
+    p.add_argument("--max-dead-letter-ratio", type=float, default=None, metavar="R",
+                   help=f"exit with code {EXIT_DEAD_LETTERS} when more than R (0-1) of the events read were "
+                        "dead-lettered")
     p.add_argument("--out", default="out", metavar="DIR",
                    help="diffs under DIR/diffs/, dead letters under DIR/dead-letter/ (default: %(default)s)")
     p.add_argument("--checkpoint", default=None, metavar="DIR",
@@ -123,9 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run="streaming.cli.capture:run")
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
-    p.add_argument("diffs_dir", nargs="?", metavar="DIFFS_DIR")
+    p.add_argument("diffs_dir", nargs="?", metavar="DIR",
+                   help="a replay's --out directory (diffs and dead letters) or a directory of diff records")
     p.add_argument("--bootstrap", metavar="HOST:PORT")
     p.add_argument("--diffs-topic", default="rebalance.diffs")
+    p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
+                   help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
     p.add_argument("--out", default="report.html", metavar="REPORT.html")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")

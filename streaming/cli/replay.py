@@ -1,19 +1,28 @@
-"""`rebalance replay LOG.jsonl`: the streaming pipeline over a captured log, no broker needed.
+"""`rebalance replay LOG.jsonl`: the pipeline over a captured log, no broker needed.
 
-The same job as `serve`, with the JSONL file source and the files sink: diffs land under `--out/diffs/`,
-dead letters under `--out/dead-letter/`, one JSON object per line.
+Two engines write the same files: `spark` (the streaming job with the JSONL file source and the files
+sink) and `local` (the same state machine in this process, `streaming.core.local.replay_files`), which skips
+Spark's start-up (15–30 s) and so is what `auto` picks for logs of fewer than `AUTO_LOCAL_MAX_LINES` lines
+without `--checkpoint`. Diffs land under `--out/diffs/`, dead letters under `--out/dead-letter/`, one file
+per micro-batch of `DEFAULT_REPLAY_BATCH` events (so progress and output come as it goes), one JSON object
+per line, in source order. The run ends with one summary line of its own counts; with
+`--max-dead-letter-ratio R` it exits with `EXIT_DEAD_LETTERS` (3) when more than R of its events were
+dead-lettered.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from streaming.cli.usage import (
+    EXIT_DEAD_LETTERS,
     UsageError,
     check_batch_size,
     check_checkpoint,
+    check_ratio,
     check_readable,
     check_writable_dir,
     check_writable_file,
@@ -21,10 +30,13 @@ from streaming.cli.usage import (
 )
 from streaming.core.lines import unterminated
 
+AUTO_LOCAL_MAX_LINES = 20_000  # below this, Spark's start-up costs more than the local loop's single core
+DEFAULT_REPLAY_BATCH = 2_000  # events per micro-batch: a few seconds of work each at the state machine's speed
+
 
 def check_log(path: str) -> list[Path]:
     """The log's files, or a usage error naming what cannot be read."""
-    from streaming.spark.jsonl_source import log_files
+    from streaming.core.local import log_files
 
     p = Path(path)
     if not p.exists():
@@ -39,36 +51,87 @@ def check_log(path: str) -> list[Path]:
     return files
 
 
+def choose_engine(engine: str, files: list[Path], checkpoint: str | None) -> str:
+    """`--engine auto` -> local or spark; a local engine cannot resume from a Spark checkpoint."""
+    from streaming.core.local import line_count
+
+    if engine == "local" and checkpoint:
+        raise UsageError("--checkpoint needs --engine spark (the local engine keeps no checkpoint)")
+    if engine != "auto":
+        return engine
+    if checkpoint:
+        return "spark"
+    return "local" if sum(line_count(f) for f in files) < AUTO_LOCAL_MAX_LINES else "spark"
+
+
+def _batch_files(out: Path) -> dict[Path, int]:
+    """Every batch file under `out` with its modification time (to tell this run's files from older ones)."""
+    return {f: f.stat().st_mtime_ns for f in out.glob("*/batch-*.jsonl")}
+
+
+def _records_in(paths: list[Path]) -> int:
+    """Records (non-blank lines) in batch files."""
+    count = 0
+    for path in paths:
+        with path.open("rb") as f:
+            count += sum(1 for line in f if line.strip())
+    return count
+
+
 def run(args: argparse.Namespace) -> int:
     files = check_log(args.log)
     config = pipeline_config(args.strategies)
-    max_events = check_batch_size(args.max_events_per_batch)
+    max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_REPLAY_BATCH
+    max_ratio = check_ratio(args.max_dead_letter_ratio, "--max-dead-letter-ratio")
+    engine = choose_engine(args.engine, files, args.checkpoint)
     check_writable_dir(args.out, "--out")  # before Spark starts, not after a long run
     if args.report:
         check_writable_file(args.report, "--report")
     resume = check_checkpoint(args.checkpoint, "replay") if args.checkpoint else None
-    from streaming.core.records import DEAD_LETTER, DIFF
-    from streaming.spark.pipelines import REPLAY_DIRS, read_output, replay_log
-    from streaming.spark.session import build_spark
+    from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
 
-    spark = build_spark(app_name="rebalance-replay")
-    if resume:
-        print(resume, file=sys.stderr, flush=True)
-    events = replay_log(spark, args.log, args.out, config, max_events_per_batch=max_events,
-                        checkpoint=args.checkpoint)
-    diffs = read_output(args.out, DIFF)
-    dead = read_output(args.out, DEAD_LETTER)
     out = Path(args.out)
-    print(f"replayed {events} events: {len(diffs)} diff records in {out / REPLAY_DIRS[DIFF]}/, "
-          f"{len(dead)} dead letters in {out / REPLAY_DIRS[DEAD_LETTER]}/")
+    started = time.monotonic()
+    if engine == "local":
+        from streaming.core.local import ReplayCounts, replay_files
+
+        def progress(batch_id: int, events: int, totals: ReplayCounts) -> None:
+            rate = totals.events / max(time.monotonic() - started, 1e-9)
+            print(f"[replay] batch {batch_id}: {events} events; {totals.events:,} so far ({rate:,.0f} events/s)",
+                  file=sys.stderr, flush=True)
+
+        counts = replay_files(files, out, config, max_events_per_batch=max_events, on_batch=progress)
+        events, written = counts.events, counts.written
+    else:
+        from streaming.spark.pipelines import replay_log
+        from streaming.spark.session import build_spark
+
+        before = _batch_files(out)
+        spark = build_spark(app_name="rebalance-replay")
+        if resume:
+            print(resume, file=sys.stderr, flush=True)
+        events = replay_log(spark, args.log, out, config, max_events_per_batch=max_events, checkpoint=args.checkpoint)
+        mine = [f for f, mtime in _batch_files(out).items() if before.get(f) != mtime]
+        written = {kind: _records_in([f for f in mine if f.parent.name == d]) for kind, d in REPLAY_DIRS.items()}
+    seconds = time.monotonic() - started
+    dead = written[DEAD_LETTER]
+    ratio = dead / events if events else 0.0
+    print(f"replayed {events:,} events in {seconds:.1f} s ({engine} engine): {written[DIFF]:,} diff records in "
+          f"{out / REPLAY_DIRS[DIFF]}/, {dead:,} dead letters ({ratio:.1%}) in {out / REPLAY_DIRS[DEAD_LETTER]}/")
     if args.checkpoint:
         for f in files:
             if unterminated(f):
                 print(f"rebalance replay: {f}: the last line has no newline yet; it is left for the next run "
                       "with this --checkpoint", file=sys.stderr)
     if args.report:
-        from whatif.report import write_report
+        from streaming.cli.report import report_from_replay
 
-        write_report(diffs, args.report)
+        # a resumed replay's output holds earlier runs' records too: the events read are then not known
+        report_from_replay(out, args.report, events=None if args.checkpoint else events)
         print(f"report: {args.report}")
+    if max_ratio is not None and ratio > max_ratio:
+        print(f"rebalance replay: {dead:,} of {events:,} events ({ratio:.1%}) were dead-lettered, more than "
+              f"--max-dead-letter-ratio {max_ratio:g}; reasons in {out / REPLAY_DIRS[DEAD_LETTER]}/",
+              file=sys.stderr)
+        return EXIT_DEAD_LETTERS
     return 0

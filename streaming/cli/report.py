@@ -1,4 +1,7 @@
-"""`rebalance report (DIFFS_DIR | --bootstrap HOST:PORT [--diffs-topic T]) --out REPORT.html`."""
+"""`rebalance report (DIR | --bootstrap HOST:PORT [--diffs-topic T] [--dead-letter-topic T]) --out REPORT.html`.
+
+DIR is a replay's output directory (its `diffs/` and `dead-letter/`) or a directory of diff records.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +12,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from streaming.cli.usage import UsageError, check_writable_file, client_options, kafka_failure
+from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
 
 
-def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
-    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
-    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
-    path = Path(directory)
-    if not path.is_dir():
-        raise UsageError(f"{directory}: not a directory")
-    files = sorted(path.glob("*.jsonl"))
-    if not files and (path / "diffs").is_dir():
-        path = path / "diffs"
-        files = sorted(path.glob("*.jsonl"))
-    count = 0
-    for file in files:
+def _read_jsonl_dir(path: Path) -> Iterator[dict]:
+    """Records of a directory's *.jsonl files in name order, streamed; bad JSON is a usage error."""
+    for file in sorted(path.glob("*.jsonl")):
         with file.open("rb") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
@@ -31,17 +26,45 @@ def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
                     yield json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise UsageError(f"{file}:{n}: not JSON: {exc}") from None
-                count += 1
+
+
+def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
+    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
+    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
+    path = Path(directory)
+    if not path.is_dir():
+        raise UsageError(f"{directory}: not a directory")
+    if not list(path.glob("*.jsonl")) and (path / REPLAY_DIRS[DIFF]).is_dir():
+        path = path / REPLAY_DIRS[DIFF]
+    count = 0
+    for record in _read_jsonl_dir(path):
+        count += 1
+        yield record
     if not count:
         raise UsageError(f"{path}: no diff records (*.jsonl)")
 
 
-def read_diffs_topic(bootstrap: str, topic: str, options: dict[str, str]) -> Iterator[dict]:
-    """Every committed record of a diffs topic, from the beginning to the end offsets seen at start."""
+def read_dead_letters_dir(directory: str | Path) -> Iterator[dict]:
+    """The dead letters of a replay's output directory (`dead-letter/`), if it has them."""
+    path = Path(directory) / REPLAY_DIRS[DEAD_LETTER]
+    return _read_jsonl_dir(path) if path.is_dir() else iter(())
+
+
+def read_topic(bootstrap: str, topic: str, options: dict[str, str], *, missing_ok: bool) -> Iterator[dict]:
+    """Every committed record of a topic (diffs or dead letters), from the beginning to the end offsets seen
+    at start."""
     from streaming.kafka.consumer import iter_to_end
 
-    for message in iter_to_end(bootstrap, topic, options, missing_ok=False):
+    for message in iter_to_end(bootstrap, topic, options, missing_ok=missing_ok):
         yield json.loads(message.value)
+
+
+def report_from_replay(out: str | Path, report: str | Path, *, events: int | None = None) -> None:
+    """The what-if report of a replay's output directory: its diffs, its dead letters, the events it read."""
+    from whatif.report import write_report
+
+    write_report(read_diffs_dir(Path(out) / REPLAY_DIRS[DIFF]), report, dead_letters=read_dead_letters_dir(out),
+                 events=events)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,11 +77,14 @@ def run(args: argparse.Namespace) -> int:
     check_writable_file(args.out, "--out")
     if args.diffs_dir is not None:
         records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
+        dead_letters = read_dead_letters_dir(args.diffs_dir)
     else:
-        records = read_diffs_topic(args.bootstrap, args.diffs_topic, client_options(args.kafka_option, args.bootstrap))
+        options = client_options(args.kafka_option, args.bootstrap)
+        records = read_topic(args.bootstrap, args.diffs_topic, options, missing_ok=False)
+        dead_letters = read_topic(args.bootstrap, args.dead_letter_topic, options, missing_ok=True)
     counted = _Counting(records)
     try:
-        write_report(counted, args.out)
+        write_report(counted, args.out, dead_letters=dead_letters)
     except ValueError as exc:  # bad records, a missing topic
         raise UsageError(str(exc)) from None
     except (KafkaError, TimeoutError) as exc:

@@ -14,6 +14,7 @@ from typing import Any
 EXIT_USAGE = 2  # bad usage or unreadable/invalid input
 EXIT_FAILURE = 1  # a runtime failure (a broker that cannot be reached, ...)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+EXIT_DEAD_LETTERS = 3  # `replay --max-dead-letter-ratio R`: more than R of the events read were dead-lettered
 
 
 class UsageError(Exception):
@@ -122,3 +123,10 @@ def check_checkpoint(path: str | Path, label: str) -> str:
         return resume_line(label, inspect(path))
     except CheckpointError as exc:
         raise UsageError(str(exc)) from None
+
+
+def check_ratio(value: float | None, option: str) -> float | None:
+    """A ratio option: a number from 0 to 1, or None (not given)."""
+    if value is not None and not 0 <= value <= 1:
+        raise UsageError(f"{option}: expected a number from 0 to 1, got {value}")
+    return value

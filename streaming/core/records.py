@@ -15,6 +15,12 @@ from streaming.core.diffs import dead_letter_record, diff_records
 DIFF = "diff"
 DEAD_LETTER = "dead-letter"
 KINDS = (DIFF, DEAD_LETTER)
+REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter"}  # a replay's output kinds = subdirectories of --out
+
+
+def batch_file_name(batch_id: int) -> str:
+    """The file one micro-batch's records of one kind go to (both replay engines name them alike)."""
+    return f"batch-{batch_id:08d}.jsonl"
 
 
 @dataclass(frozen=True)

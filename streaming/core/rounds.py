@@ -79,7 +79,8 @@ class StrategyRounds:
             metrics = build_metrics(owner if not first else prev_new, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality)
-            phase = "eager" if name not in COOPERATIVE else "revoke" if first else "followup"
+            phase = ("revoke" if first else "followup") if name in COOPERATIVE else (
+                "incremental" if name in INCREMENTAL else "eager")
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": self.cause}
             rounds.append(_Round(head, changes, metrics))

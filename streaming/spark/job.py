@@ -32,7 +32,7 @@ from streaming.core.config import Limits, PipelineConfig
 from streaming.core.lines import SIZE_HEADER, true_size
 from streaming.core.records import KINDS, SourceRecord
 from streaming.spark.faults import pause_point
-from streaming.spark.schemas import STATE_SCHEMA, STEP_SCHEMA
+from streaming.spark.schemas import ORDER_COLUMNS, STATE_SCHEMA, STEP_SCHEMA
 
 STATE_VERSION = 1
 SOURCES = ("kafka", "files")  # how a row's (topic, partition, offset) reads as a source position
@@ -97,6 +97,7 @@ def _apply_group(
             "kind": [o.kind for o in outputs],
             "key": [o.key for o in outputs],
             "value": [o.value for o in outputs],
+            **{name: [o.order[i] for o in outputs] for i, name in enumerate(ORDER_COLUMNS)},
         })
 
 
@@ -108,7 +109,8 @@ def build_pipeline(
     *,
     source: str = "kafka",
 ) -> DataFrame:
-    """`source_df` in the Kafka source schema -> `topic string, key string, value binary`.
+    """`source_df` in the Kafka source schema -> `topic string, key string, value binary` plus each record's
+    source order (`ORDER_COLUMNS`: the files sink writes a batch in that order; the Kafka sink ignores it).
 
     `topics` maps each output kind (`KINDS`) to its topic; `source` says whether rows come
     from Kafka (positions `{"topic", "partition", "offset"}`) or from JSONL files (`{"file", "line"}`).
@@ -132,7 +134,7 @@ def build_pipeline(
         STEP_SCHEMA, STATE_SCHEMA, "Append", GroupStateTimeout.NoTimeout,
     )
     route = F.create_map(*(F.lit(x) for kind in KINDS for x in (kind, topics[kind])))
-    return stepped.select(route[F.col("kind")].alias("topic"), "key", "value")
+    return stepped.select(route[F.col("kind")].alias("topic"), "key", "value", *ORDER_COLUMNS)
 
 
 def start_query(

@@ -30,19 +30,12 @@ from pyspark.sql.streaming.datasource import (
 
 from streaming.core.config import Limits
 from streaming.core.lines import SIZE_HEADER, read_lines
+from streaming.core.local import log_files
 from streaming.spark.schemas import SOURCE_SCHEMA
 
 _INDEX_STRIDE = 1024  # remember the byte position of every 1024th line: bounded memory, short skips
 _LINES_PER_TASK = 50_000  # split big ranges so both cores parse
 _SCAN_CHUNK = 1 << 20
-
-
-def log_files(path: str | os.PathLike[str]) -> list[Path]:
-    """The files a log path names: the file itself, or the directory's *.jsonl files in name order."""
-    p = Path(path)
-    if p.is_dir():
-        return sorted(f for f in p.glob("*.jsonl") if f.is_file())
-    return [p]
 
 
 @dataclass

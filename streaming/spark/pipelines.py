@@ -19,13 +19,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streaming.core.config import PipelineConfig
-from streaming.core.records import DEAD_LETTER, DIFF
+from streaming.core.local import clear_batches
+from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
 from streaming.kafka.topics import ServeTopics, unreachable
 from streaming.spark.job import await_query, build_pipeline, start_query
 from streaming.spark.jsonl_sink import read_records
 
 DEFAULT_TOPICS = ServeTopics()
-REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter"}  # a replay's output kinds = subdirectories of --out
 
 
 def start_serve(
@@ -91,9 +91,7 @@ def replay_log(
     ckpt = Path(tempfile.mkdtemp(prefix="rebalance-replay-ckpt-")) if own else Path(checkpoint)
     try:
         if _fresh(ckpt):  # a new run: batch ids restart at 0, so earlier batch files would mix in
-            for directory in REPLAY_DIRS.values():
-                for f in (out / directory).glob("batch-*.jsonl"):
-                    f.unlink()
+            clear_batches(out)
         reader = (spark.readStream.format("rebalance-jsonl").option("path", str(log))
                   .option("maxEventBytes", str(config.limits.max_event_bytes))
                   .option("completeLog", str(own).lower()))  # a run that cannot resume reads an unended last line

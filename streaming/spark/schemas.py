@@ -24,6 +24,7 @@ SOURCE_SCHEMA = StructType([
     StructField("headers", ArrayType(StructType([StructField("key", StringType()),
                                                  StructField("value", BinaryType())]))),
 ])  # exactly Spark's built-in kafka source with includeHeaders=true
-SINK_SCHEMA = "topic string, key string, value binary"
-STEP_SCHEMA = "kind string, key string, value binary"  # the state function's rows, before routing by kind
+SINK_SCHEMA = "topic string, key string, value binary"  # what a sink needs; the job adds ORDER_COLUMNS
+ORDER_COLUMNS = ("src", "pos", "seq")  # an output record's source order: (partition or file, offset or line, n)
+STEP_SCHEMA = "kind string, key string, value binary, src long, pos long, seq long"  # before routing by kind
 STATE_SCHEMA = "version int, blob binary"  # one opaque blob per group: cheap to ship, evolves inside

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
+from streaming.spark.java import ensure_java
+
 BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -68,7 +70,10 @@ def _log4j2_file() -> str:
 
 def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int = 2, master: str = "local[2]",
                 extra_conf: Mapping[str, str] | None = None) -> SparkSession:
-    """Get or create the session; ``extra_conf`` overrides the defaults (e.g. a cluster's memory settings)."""
+    """Get or create the session; ``extra_conf`` overrides the defaults (e.g. a cluster's memory settings).
+
+    The JVM is the user's Java if suitable, else the bundled one (`streaming.spark.java.ensure_java`)."""
+    ensure_java()
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     # Python workers must run this interpreter (the venv with kafka-python), not whatever `python3` is on PATH.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

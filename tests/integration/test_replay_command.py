@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ SAMPLE = Path(__file__).parents[2] / "whatif" / "samples" / "topic-growth.jsonl"
 
 def test_replay_command_writes_diffs_and_report(spark, tmp_path: Path, capsys) -> None:
     out, report = tmp_path / "out", tmp_path / "report.html"
-    assert main(["replay", str(SAMPLE), "--out", str(out), "--report", str(report)]) == 0
+    assert main(["replay", str(SAMPLE), "--out", str(out), "--report", str(report), "--engine", "spark"]) == 0
 
     files = sorted((out / "diffs").glob("*.jsonl"))
     assert files and not list((out / "dead-letter").glob("*.jsonl"))
@@ -109,3 +110,51 @@ def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
     assert code == 130, rest
     assert after == ["rebalance replay: interrupted; with --checkpoint, the next run resumes after the last "
                      "completed batch"], rest
+
+
+def mixed_log(path: Path) -> Path:
+    """Three groups interleaved, a blank line, a line that is not JSON and a leave of an unknown member."""
+    samples = Path(__file__).parents[2] / "whatif" / "samples"
+    logs = [(samples / f"{name}.jsonl").read_text().splitlines() for name in ("rolling-deploy", "static-restarts",
+                                                                             "topic-growth")]
+    lines = [line for row in zip(*(log[:9] for log in logs), strict=True) for line in row]
+    lines[5:5] = ["", "{not json", '{"group":"ledger-writer","type":"leave","member":"nobody","ts":1732200000999}']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Path, capsys) -> None:
+    """Same log, same batch size: the same batch files with the same bytes, but for `emitted_ts`."""
+    log = mixed_log(tmp_path / "mixed.jsonl")
+    common = ["--strategies", "range,cooperative-sticky,uniform", "--max-events-per-batch", "7"]
+    for engine in ("local", "spark"):
+        assert main(["replay", str(log), "--out", str(tmp_path / engine), "--engine", engine, *common]) == 0
+        summary = capsys.readouterr().out
+        assert "replayed 29 events in" in summary and f"({engine} engine)" in summary, summary
+        assert "2 dead letters (6.9%)" in summary, summary
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(f.relative_to(root)): re.sub(rb',"emitted_ts":\d+', b"", f.read_bytes())
+                for f in sorted(root.glob("*/*.jsonl"))}
+
+    local, spark_files = files(tmp_path / "local"), files(tmp_path / "spark")
+    assert list(local) == list(spark_files) and len(local) > 4  # 30 lines in batches of 7: ids 0-4
+    assert local == spark_files
+    groups = {json.loads(line)["group"] for line in local["diffs/batch-00000000.jsonl"].splitlines()}
+    assert len(groups) >= 2  # a batch holds several groups, written in source order by both engines
+
+
+def test_too_many_dead_letters_exit_3_after_writing_the_output(tmp_path: Path, capsys) -> None:
+    log = mixed_log(tmp_path / "mixed.jsonl")
+    argv = ["replay", str(log), "--out", str(tmp_path / "out"), "--engine", "local"]
+    assert main([*argv, "--max-dead-letter-ratio", "0.05"]) == 3
+    assert "2 of 29 events (6.9%) were dead-lettered" in capsys.readouterr().err
+    assert list((tmp_path / "out" / "dead-letter").glob("*.jsonl"))
+    assert main([*argv, "--max-dead-letter-ratio", "0.07"]) == 0
+    assert main([*argv, "--max-dead-letter-ratio", "1.5"]) == 2
+
+
+def test_auto_engine_skips_spark_for_small_logs_and_checkpoints_need_spark(tmp_path: Path, capsys) -> None:
+    assert main(["replay", str(SAMPLE), "--out", str(tmp_path / "out")]) == 0
+    assert "(local engine)" in capsys.readouterr().out
+    assert main(["replay", str(SAMPLE), "--engine", "local", "--checkpoint", str(tmp_path / "c")]) == 2

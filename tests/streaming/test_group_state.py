@@ -243,7 +243,8 @@ class Reference:
             self.assignment[s] = result
             for mid in self.members:
                 self.member_gen[s][mid] = self.gen[s]
-            phase = "eager" if s != COOPERATIVE else "revoke" if first else "followup"
+            phase = ("revoke" if first else "followup") if s == COOPERATIVE else (
+                "incremental" if s in ("uniform", "server-range") else "eager")
             self.rounds[s].append((phase, self.gen[s], dict(result)))
             first = False
             if s != COOPERATIVE or all(set(m.owned) <= set(result[mid]) for mid, m in members.items()):

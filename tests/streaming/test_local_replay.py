@@ -9,7 +9,7 @@ import pytest
 from test_group_state import available, random_history
 
 from streaming.core.config import PipelineConfig
-from streaming.core.local import read_jsonl, replay
+from streaming.core.local import line_batches, line_count, read_jsonl, replay
 from streaming.core.records import SourceRecord
 
 SAMPLES = Path(__file__).resolve().parents[2] / "whatif" / "samples"
@@ -18,6 +18,23 @@ SAMPLES = Path(__file__).resolve().parents[2] / "whatif" / "samples"
 def write_log(path: Path, events: list[dict | bytes]) -> Path:
     path.write_bytes(b"".join((e if isinstance(e, bytes) else json.dumps(e).encode()) + b"\n" for e in events))
     return path
+
+
+def test_line_batches_cut_windows_of_lines_across_files_as_the_spark_source_does(tmp_path: Path) -> None:
+    """Blank lines count towards a window, a window of blank lines is an empty batch (Spark still runs a
+    batch id for it), windows run on across files, and a last line without a newline counts."""
+    a = tmp_path / "a.jsonl"
+    a.write_bytes(b"a1\n\n\n\na5\n")
+    b = tmp_path / "b.jsonl"
+    b.write_bytes(b"b1\nb2\nb3-no-newline")
+    assert (line_count(a), line_count(b)) == (5, 3)
+    cut = [[r.value for r in batch] for batch in line_batches([a, b], 2)]
+    assert cut == [[b"a1"], [], [b"a5", b"b1"], [b"b2", b"b3-no-newline"]]
+    assert [[r.value for r in batch] for batch in line_batches([a, b], None)] == [[b"a1", b"a5", b"b1", b"b2",
+                                                                                     b"b3-no-newline"]]
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    assert list(line_batches([empty], 3)) == []
 
 
 def test_read_jsonl_positions(tmp_path: Path) -> None:

@@ -11,11 +11,12 @@ import pytest
 
 from streaming.cli.main import main as cli
 from whatif.histories import HISTORIES
-from whatif.report import summarize, summary_text
+from whatif.report import STRATEGY_INFO, reason_pattern, strategy_lines, summarize, summary_text
 
 
 def rounds_of(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    """Independent of whatif.report: one record per round (parts and static replacements left out)."""
+    """Independent of whatif.report: one record per round (parts and static replacements left out); the
+    records are in output order (generation order per group and strategy)."""
     out: dict[tuple[str, str], dict[int, dict]] = defaultdict(dict)
     for r in records:
         if r["phase"] != "replace" and r.get("part", 1) == 1:
@@ -67,6 +68,139 @@ class SummaryTables(HTMLParser):
             self.col = None
         elif tag == "table":
             self.group = self.strategy = None
+
+
+class Tables(HTMLParser):
+    """Every `<table>` of the page: {(class, data-group): [(row attributes, [(cell attributes, text)])]}."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[tuple[str, str | None], list[tuple[dict, list[tuple[dict, str]]]]] = {}
+        self.current: list | None = None
+        self.cell: list | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.current = self.tables.setdefault((a.get("class") or "", a.get("data-group")), [])
+        elif tag == "tr" and self.current is not None:
+            self.current.append((a, []))
+        elif tag in ("td", "th") and self.current is not None and self.current:
+            self.cell = [a, ""]
+            self.current[-1][1].append(self.cell)
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell[1] += data
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.cell = None
+        elif tag == "table":
+            self.current = None
+
+
+def page_tables(path) -> dict:
+    parser = Tables()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.tables
+
+
+def final_loads(records: list[dict]) -> dict[tuple[str, str], dict[str, int]]:
+    """Independent of whatif.report: each strategy's `changes` replayed in output order -> load per member."""
+    held: dict[tuple[str, str], dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    for r in records:
+        for member, change in r["changes"].items():
+            mine = held[(r["group"], r["strategy"])][member]
+            for topic, parts in change["revoked"].items():
+                mine.difference_update((topic, p) for p in parts)
+            for topic, parts in change["assigned"].items():
+                mine.update((topic, p) for p in parts)
+    return {key: {m: len(tps) for m, tps in members.items() if tps} for key, members in held.items()}
+
+
+@pytest.mark.parametrize("name", list(HISTORIES))
+def test_new_lanes_equal_numbers_recomputed_from_records(name, history_diffs, history_records,
+                                                        history_dead_letters, tmp_path):
+    """Header, dead letters, static restarts and final assignments, from the raw records of a replay."""
+    out = tmp_path / "report.html"
+    assert cli(["report", str(history_diffs(name)), "--out", str(out)]) == 0
+    tables = page_tables(out)
+    records, dead = history_records(name), history_dead_letters(name)
+    html = out.read_text(encoding="utf-8")
+
+    # dead letters: one row per reason pattern, counts and the first example
+    rows = tables.get(("dead-letters", None), [])[1:]
+    by_reason: dict[str, list[dict]] = defaultdict(list)
+    for d in dead:
+        by_reason[reason_pattern(d["reason"])].append(d)
+    assert {cells[0][1]: int(cells[1][1]) for _, cells in rows} == {k: len(v) for k, v in by_reason.items()}
+    for _, cells in rows:
+        first = by_reason[cells[0][1]][0]
+        assert cells[3][1] == ", ".join(f"{k} {v}" for k, v in first["source"].items())
+    if not dead:
+        assert "No dead letters" in html
+
+    # static restarts: one row per replacement (all strategies carry the same one), old and new ids
+    (group,) = {r["group"] for r in records}
+    replaced = {(r["cause"]["replaced"], r["cause"]["member"]) for r in records if r["phase"] == "replace"}
+    static = tables.get(("static", group), [])[1:]
+    assert {(cells[1][1], cells[2][1]) for _, cells in static} == replaced
+    assert len(static) == len(replaced)
+
+    # final assignment: every strategy's load per member, from `changes` replayed
+    loads = final_loads(records)
+    final = tables[("final", group)]
+    strategies = [text.strip() for _, text in final[0][1][1:]]
+    shown = {(group, s): {} for s in strategies}
+    for attrs, cells in final[1:-1]:
+        for (cell_attrs, text) in cells[1:]:
+            if int(text):
+                shown[(group, cell_attrs["data-strategy"])][attrs["data-member"]] = int(text)
+    assert shown == {key: load for key, load in loads.items() if key[0] == group}
+    last = {(r["group"], r["strategy"]): r for r in records}  # each strategy's last record: its load range
+    for key, load in loads.items():
+        members = last[key]["members"]
+        assert max(load.values()) == last[key]["load_max"]
+        assert (min(load.values()) if len(load) == members else 0) == last[key]["load_min"]
+
+    # the strategies: each one named with what it is and the setting that enables it
+    strategy_rows = {attrs["data-strategy"]: [c[1] for c in cells] for attrs, cells in tables[("strategies", None)][1:]}
+    assert set(strategy_rows) == {r["strategy"] for r in records}
+    for s, cells in strategy_rows.items():
+        assert cells[1] == STRATEGY_INFO[s].kind and cells[3] == STRATEGY_INFO[s].enable
+    assert "group.protocol=consumer" in strategy_rows["uniform"][3]
+
+
+def test_header_counts_events_and_dead_letters(history_diffs, tmp_path):
+    """Through `replay`'s own path: the events it read and the share that was dead-lettered."""
+    from streaming.cli.report import report_from_replay
+
+    out = tmp_path / "report.html"
+    report_from_replay(history_diffs("flapping-member"), out, events=35)
+    inputs = out.read_text(encoding="utf-8").split('<dl class="inputs">')[1].split("</dl>")[0]
+    assert "<dt>events read</dt><dd>35</dd>" in inputs
+    assert "2 (5.7% of the events)" in inputs
+
+
+def test_cjk_names_are_escaped_and_fonts_for_them_declared(tmp_path):
+    rows = [record("range", 1, "eager", 2, 6) | {"group": "订单-服务", "changes": {"消费者-1": {"assigned": {"t": [0]},
+                                                                                          "revoked": {}}}}]
+    from whatif.report import write_report
+
+    write_report(rows, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "订单-服务" in page and "消费者-1" in page and "<meta charset='utf-8'>" in page
+    assert "Noto Sans CJK SC" in page and "Microsoft YaHei" in page
+
+
+def test_strategy_lines_one_line_per_strategy():
+    rows = summarize([record("range", 1, "eager", 2, 6, min_moves=1), record("sticky", 1, "eager", 1, 6)])
+    lines = strategy_lines(rows).splitlines()
+    assert lines[0] == "g (1 rebalances)"
+    assert lines[1].split() == ["sticky", "moved", "1", "paused", "6", "gap", "to", "fewest", "moves", "1",
+                                "worst", "imbalance", "0"]
+    assert lines[2].split()[:5] == ["range", "moved", "2", "paused", "6"]
 
 
 @pytest.mark.parametrize("name", list(HISTORIES))
@@ -202,6 +336,6 @@ def test_missing_diffs_topic_is_a_usage_error(kafka_bootstrap, tmp_path, capsys)
 def test_summary_text_lists_every_strategy_with_its_numbers():
     rows = summarize([record("range", 1, "eager", 2, 6, min_moves=1), record("sticky", 1, "eager", 1, 6)])
     lines = summary_text(rows).splitlines()
-    assert lines[0] == "group g" and "fewest possible" in lines[1]
+    assert lines[0] == "group g" and "fewest moves for its loads" in lines[1]
     assert lines[2].split()[:6] == ["1", "sticky", "1", "1", "1", "0"]
     assert lines[3].split()[:7] == ["2", "range", "1", "1", "2", "1", "1"]

@@ -23,7 +23,7 @@ from whatif.report import STRATEGY_COLOURS
 pytestmark = pytest.mark.browser
 
 # Writes what the browser laid out (figure sizes, traces, drawn lines and points) into the DOM.
-PROBE = """<script>
+PROBE = r"""<script>
 window.addEventListener('load', () => setTimeout(() => {
   const figures = [...document.querySelectorAll('.js-plotly-plot')].map(div => {
     const svg = div.querySelector('.main-svg');
@@ -35,9 +35,16 @@ window.addEventListener('load', () => setTimeout(() => {
             lines: lines.length, points: div.querySelectorAll('.scatterlayer .point').length,
             bars: [...div.querySelectorAll('.barlayer .point path')].filter(p => p.getBBox().height > 0).length};
   });
+  const tables = {};
+  for (const t of document.querySelectorAll('table')) {
+    const shown = [...t.querySelectorAll('tbody tr')].filter(r => r.getBoundingClientRect().height > 0).length;
+    tables[t.className] = (tables[t.className] || 0) + shown;
+  }
+  const titles = [...document.querySelectorAll('.js-plotly-plot .infolayer text')]
+    .filter(t => /^[xy]\d*title$/.test(t.getAttribute('class')) && t.textContent.trim()).length;
   const pre = document.createElement('pre');
   pre.id = 'probe';
-  pre.textContent = JSON.stringify({plotly: typeof Plotly, figures});
+  pre.textContent = JSON.stringify({plotly: typeof Plotly, figures, tables, titles});
   document.body.appendChild(pre);
 }, 300));
 </script>"""
@@ -63,7 +70,7 @@ def probe(report: Path, tmp_path: Path) -> dict:
 
 def screenshot(report: Path, tmp_path: Path) -> np.ndarray:
     png = tmp_path / "report.png"
-    chromium("--virtual-time-budget=10000", "--hide-scrollbars", f"--screenshot={png}", "--window-size=1400,2000",
+    chromium("--virtual-time-budget=10000", "--hide-scrollbars", f"--screenshot={png}", "--window-size=1400,4000",
              report.as_uri(), user_dir=tmp_path / "chrome-shot")
     return decode_png(png.read_bytes())
 
@@ -124,8 +131,9 @@ def assert_rendered(report: Path, tmp_path: Path, strategies: set[str]) -> None:
     assert result["figures"], "no plotly figure in the page"
     for fig in result["figures"]:
         assert fig["width"] > 600 and fig["height"] > 600, fig
-        assert fig["traces"] >= len(strategies) and fig["lines"] >= len(strategies) and fig["points"] > 0, fig
-        assert fig["bars"] > 0 or fig["lines"] >= 5 * len(strategies), fig  # bars, or every panel drawn as lines
+        assert fig["traces"] >= len(strategies) and fig["points"] > 0, fig
+        assert fig["lines"] >= 3 * len(strategies), fig  # every strategy drawn in every panel (3 in the compact layout)
+    assert result["titles"] >= 2 * 4 * len(result["figures"]), result["titles"]  # axis titles on every panel
     image = screenshot(report, tmp_path)
     assert image.std() > 10, "the screenshot is blank"
     assert (image.min(axis=2) < 128).mean() > 0.005, "the screenshot has almost nothing drawn on it"
@@ -147,7 +155,7 @@ def test_replay_with_report_end_to_end(tmp_path):
     """`rebalance replay LOG --report` (the Spark pipeline) writes a report that renders."""
     report = tmp_path / "report.html"
     argv = ["replay", str(sample_path("topic-growth")), "--out", str(tmp_path / "out"),
-            "--strategies", "range,cooperative-sticky", "--report", str(report)]
+            "--strategies", "range,cooperative-sticky", "--report", str(report), "--engine", "spark"]
     assert cli(argv) == 0  # in-process: shares the test session's SparkSession
     assert_rendered(report, tmp_path, {"range", "cooperative-sticky"})
 
@@ -165,4 +173,24 @@ def test_one_page_for_all_bundled_histories(history_diffs, history_records, tmp_
     assert html.count("window.PlotlyConfig") == 1  # the library is embedded once
     result = probe(report, tmp_path)
     assert len(result["figures"]) == len(HISTORIES)
-    assert all(f["width"] > 600 and f["height"] > 600 and f["points"] > 0 and f["bars"] > 0 for f in result["figures"])
+    assert all(f["width"] > 600 and f["height"] > 600 and f["points"] > 0 and f["lines"] > 0 for f in result["figures"])
+    assert result["tables"]["summary"] == sum(len({r["strategy"] for r in history_records(n)}) for n in HISTORIES)
+
+
+def test_dead_letters_static_restarts_and_final_assignments_are_on_screen(history_diffs, tmp_path):
+    """Two bundled histories as one replay's output: the header's dead letters, the static lane and the final
+    assignment tables are laid out (visible rows), and the screenshot has them."""
+    out = tmp_path / "out"
+    for kind, name in (("diffs", "diffs.jsonl"), ("dead-letter", "dead-letters.jsonl")):
+        (out / kind).mkdir(parents=True)
+        for history in ("flapping-member", "static-restarts"):
+            shutil.copy(history_diffs(history) / kind / name, out / kind / f"{history}.jsonl")
+    report = tmp_path / "two.html"
+    assert cli(["report", str(out), "--out", str(report)]) == 0
+    result = probe(report, tmp_path)
+    tables = result["tables"]
+    assert tables["dead-letters"] == 1  # the two repeated leaves share one reason
+    assert tables["static"] == 12  # two rolling restarts of six static members
+    assert tables["final"] == 8 + 6  # every member of both groups, all strategies side by side
+    assert tables["holdings"] >= 8 + 6  # the best strategy's partitions listed, open
+    assert len(result["figures"]) == 2
