@@ -30,6 +30,13 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="admission control: at most N events per micro-batch")
 
 
+def _spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--master", default="local[2]", metavar="URL",
+                   help="Spark master: local[N] or a standalone cluster spark://HOST:PORT (default: %(default)s)")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="Spark setting passed to the session (e.g. spark.executor.memory=4g); repeatable")
+
+
 DESCRIPTION = """Replay Kafka consumer-group membership through Kafka's own assignment strategies, computed
 exactly as Kafka's Java client computes them, and emit one diff record per rebalance round."""
 EXAMPLES = """examples:
@@ -69,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark checkpoint, to resume an interrupted replay (default: a temporary one)")
     p.add_argument("--report", default=None, metavar="REPORT.html", help="also write the what-if report")
     _pipeline_options(p)
+    _spark_options(p)
     p.set_defaults(run="streaming.cli.replay:run")
 
     p = sub.add_parser("serve", help="the long-running service: events topic -> diffs topic")
@@ -81,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark checkpoint: state and offsets (default: %(default)s)")
     p.add_argument("--once", action="store_true", help="process what is there, then exit")
     _pipeline_options(p)
+    _spark_options(p)
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.serve:run")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from streaming.cli.usage import UsageError, check_batch_size, check_readable, pipeline_config
+from streaming.cli.usage import UsageError, check_batch_size, check_readable, pipeline_config, spark_settings
 
 
 def check_log(path: str) -> list[Path]:
@@ -33,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
     check_log(args.log)
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch)
+    master, spark_conf = spark_settings(args.master, args.spark_conf)
     from streaming.core.records import DEAD_LETTER, DIFF
     from streaming.spark.pipelines import REPLAY_DIRS, read_output, replay_log
     from streaming.spark.session import build_spark
 
-    spark = build_spark(app_name="rebalance-replay")
+    spark = build_spark(app_name="rebalance-replay", master=master, extra_conf=spark_conf)
     events = replay_log(spark, args.log, args.out, config, max_events_per_batch=max_events,
                         checkpoint=args.checkpoint)
     diffs = read_output(args.out, DIFF)
