@@ -7,24 +7,29 @@ Among those, `min_moves` is the least number of previously owned partitions that
 reasons other than the loads it chose (stickiness it gave up, rack placement, ordering rules).
 
 Maximising the kept partitions is a transportation problem. Partitions of topics with the same set of
-subscribers are interchangeable, so topics are merged into *topic groups*; a group can send a member
-partitions it owned before ("keep", worth 1) or any others (worth 0), within the group's size and the
-member's load. Its constraint matrix is a bipartite incidence matrix (totally unimodular), so the LP
-optimum (HiGHS) is the integer optimum. Connected parts of the group–member graph are solved on their
-own, and a part with a single topic group has the closed form ``sum(min(load, owned))`` — which covers
-identical subscriptions, the common case of huge groups, in O(partitions).
+subscribers are interchangeable, so topics are merged into *topic groups*; a member takes exactly its load
+from the groups it may hold, partitions it owned before ("keep", worth 1) or any others (worth 0), and a
+group gives out at most its size. That is a min-cost flow — source → member (its load) → topic group
+(keep arcs: cost -1, capacity the owned count; free arcs: cost 0) → sink (the group's size) — solved
+exactly in integers by the primal-dual method (`_max_kept`): no LP, no solver library.
 
-The LP is the last resort (a few ms of scipy overhead per call, once per round of a replay): every
-member keeps at most ``min(load, keepable)``; when the strategy's own assignment reaches that bound (most
-sticky rounds) it is the answer, and otherwise a min-cut check usually proves some other assignment does.
+Two steps keep the common round cheap: the tables are counted in plain Python for the small groups a
+replay is full of (numpy's per-call overhead dominates there) and with numpy for large ones; and every
+member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
+(most sticky rounds) it is the answer without a flow.
 """
 
 from __future__ import annotations
 
+from collections import Counter, deque
+from collections.abc import Collection, Sequence
+from itertools import compress
+
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
-from scipy.sparse.csgraph import connected_components
+
+Tables = tuple[list[int], Sequence[Collection[int]], list[int], dict[tuple[int, int], int], int, int]
+"""What the flow needs: loads per member, allowed members per topic group, group sizes,
+keepable counts per (group, member), previously owned partitions in total, the strategy's moves."""
 
 
 def moves(prev_owner: np.ndarray, new_owner: np.ndarray) -> int:
@@ -43,78 +48,99 @@ def min_moves(
     A (member, topic) pair the strategy itself used counts as allowed even if `subscribed` says no
     (Kafka's lenient cases), so ``min_moves <= moves(prev_owner, new_owner)`` always holds.
     """
-    prev, new, topic, sub = _validated(prev_owner, new_owner, partition_topic, subscribed)
-    num_members, num_topics = sub.shape
-    assigned, owned = new >= 0, prev >= 0
-    total_owned = int(np.count_nonzero(owned))
-    load = np.bincount(new[assigned], minlength=num_members).astype(np.int64)
+    prev, new, topic, sub = _shaped(prev_owner, new_owner, partition_topic, subscribed)
+    if len(prev) <= _SMALL:
+        tables = _small_tables(prev.tolist(), new.tolist(), topic.tolist(), sub)
+    else:
+        tables = _large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub)
+    load, members_of, size, keep, total_owned, moved = tables
+    if not keep:
+        return total_owned
+    # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
+    # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
+    keepable = [0] * len(load)
+    for (_, m), count in keep.items():
+        keepable[m] += count
+    if total_owned - sum(map(min, load, keepable)) == moved:
+        return moved
+    return total_owned - _max_kept(load, members_of, size, keep)
 
-    # Per (topic, member) pair, O(partitions) with 1-D counting: partitions the member owned before, and
-    # whether the strategy gave it any of the topic (such a pair counts as allowed).
+
+_SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
+
+
+def _small_tables(prev: list[int], new: list[int], topic: list[int], sub: np.ndarray) -> Tables:
+    """The flow's tables in plain Python."""
+    num_members, num_topics = sub.shape
+    if prev:
+        _check_range("prev_owner", min(prev), max(prev), num_members)
+        _check_range("new_owner", min(new), max(new), num_members)
+        _check_topics(min(topic), max(topic), num_topics)
+    allowed = [set(compress(range(num_members), row)) for row in sub.T.tolist()]
+    load, topic_size = [0] * num_members, [0] * num_topics
+    owned: dict[tuple[int, int], int] = {}
+    total_owned = moved = 0
+    # Counting (topic, previous, new owner) triples runs in C; the loop then sees each distinct triple once.
+    for (t, p, n), count in Counter(zip(topic, prev, new, strict=True)).items():
+        topic_size[t] += count
+        if n >= 0:
+            load[n] += count
+            allowed[t].add(n)
+        if p >= 0:
+            total_owned += count
+            if n != p:
+                moved += count
+            owned[t, p] = owned.get((t, p), 0) + count
+    group_of: dict[frozenset[int], int] = {}  # topic groups: topics with the same allowed members
+    topic_group = [group_of.setdefault(frozenset(a), len(group_of)) if a else -1 for a in allowed]
+    size = [0] * len(group_of)
+    for t, g in enumerate(topic_group):
+        if g >= 0:
+            size[g] += topic_size[t]
+    keep: dict[tuple[int, int], int] = {}
+    for (t, m), count in owned.items():
+        if m in allowed[t]:
+            key = (topic_group[t], m)
+            keep[key] = keep.get(key, 0) + count
+    return load, list(group_of), size, keep, total_owned, moved
+
+
+def _large_tables(prev: np.ndarray, new: np.ndarray, topic: np.ndarray, sub: np.ndarray) -> Tables:
+    """The same tables with numpy, O(partitions) with 1-D counting (groups of up to millions of partitions)."""
+    num_members, num_topics = sub.shape
+    _check_range("prev_owner", prev.min(), prev.max(), num_members)
+    _check_range("new_owner", new.min(), new.max(), num_members)
+    _check_topics(topic.min(), topic.max(), num_topics)
+    assigned, owned = new >= 0, prev >= 0
+    load = np.bincount(new[assigned], minlength=num_members)
     num_pairs = num_topics * num_members
     owned_pair, owned_count = _sum_by_key(topic[owned] * num_members + prev[owned], num_pairs)
     owned_topic, owned_member = np.divmod(owned_pair, num_members)
     used_topic, used_member = np.divmod(_sum_by_key(topic[assigned] * num_members + new[assigned], num_pairs)[0],
                                         num_members)
     allowed = sub.copy()
-    allowed[used_member, used_topic] = True
-    keepable = allowed[owned_member, owned_topic]
-    if not keepable.any():
-        return total_owned
-    # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
-    # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
-    keepable_member = np.bincount(owned_member[keepable], weights=owned_count[keepable], minlength=num_members)
-    least = total_owned - int(np.minimum(keepable_member, load).sum())
-    if least == moves(prev, new):
-        return least
+    allowed[used_member, used_topic] = True  # a pair the strategy used counts as allowed
 
-    # Topic groups: topics with identical subscriber sets (topics nobody may hold are dropped).
-    subscribed_topics = np.flatnonzero(allowed.any(axis=0))
-    group_index: dict[bytes, int] = {}  # subscriber set, as packed bits -> topic group
+    subscribed_topics = np.flatnonzero(allowed.any(axis=0))  # topics nobody may hold are dropped
+    group_index: dict[bytes, int] = {}  # allowed members, as packed bits -> topic group
     group_of = np.array([group_index.setdefault(row.tobytes(), len(group_index))
                          for row in np.packbits(allowed[:, subscribed_topics].T, axis=1)], dtype=np.int64)
     num_groups = len(group_index)
     first_topic = np.zeros(num_groups, dtype=np.int64)
     first_topic[group_of[::-1]] = subscribed_topics[::-1]  # the last write per group is its first topic
-    columns = allowed[:, first_topic].T  # bool[groups, members]: the subscriber set of each group
     topic_group = np.full(num_topics, -1, dtype=np.int64)
     topic_group[subscribed_topics] = group_of
     topic_size = np.bincount(topic, minlength=num_topics)
-    group_size = np.bincount(topic_group[subscribed_topics], weights=topic_size[subscribed_topics],
-                             minlength=num_groups).astype(np.int64)
+    size = np.bincount(group_of, weights=topic_size[subscribed_topics], minlength=num_groups).astype(np.int64)
 
-    # Keepable partitions per (group, previous owner).
-    keys = topic_group[owned_topic[keepable]] * num_members + owned_member[keepable]
-    pair, count = _sum_by_key(keys, num_groups * num_members, weights=owned_count[keepable])
+    keepable = allowed[owned_member, owned_topic]
+    pair, count = _sum_by_key(topic_group[owned_topic[keepable]] * num_members + owned_member[keepable],
+                              num_groups * num_members, weights=owned_count[keepable])
     keep_group, keep_member = np.divmod(pair, num_members)
-
-    # Often the bound is reachable by some other assignment: one min-cut check over the whole graph says so.
-    whole = _max_kept(np.arange(num_groups), group_size, columns, load, (keep_group, keep_member, count), solve=False)
-    if whole is not None:
-        return total_owned - whole
-
-    # Connected parts of the bipartite graph groups x members (nodes: groups first, then members).
-    group_idx, member_idx = np.nonzero(columns)
-    graph = sparse.coo_matrix(
-        (np.ones(len(group_idx)), (group_idx, num_groups + member_idx)),
-        shape=(num_groups + num_members,) * 2,
-    )
-    _, label = connected_components(graph, directed=False)
-    part_groups = np.bincount(label[:num_groups], minlength=label.max() + 1)
-
-    kept = 0
-    single = part_groups[label[keep_group]] == 1
-    kept += int(np.minimum(count[single], load[keep_member[single]]).sum())
-    for part in np.unique(label[keep_group[~single]]):
-        in_part = label[keep_group] == part
-        kept += _max_kept(
-            groups=np.flatnonzero(label[:num_groups] == part),
-            group_size=group_size,
-            columns=columns,
-            load=load,
-            keep=(keep_group[in_part], keep_member[in_part], count[in_part]),
-        )
-    return total_owned - kept
+    keep = dict(zip(zip(keep_group.tolist(), keep_member.tolist(), strict=True), count.tolist(), strict=True))
+    members_of = [np.flatnonzero(allowed[:, t]).tolist() for t in first_topic.tolist()]
+    moved = int(np.count_nonzero(owned & (new != prev)))
+    return load.tolist(), members_of, size.tolist(), keep, int(np.count_nonzero(owned)), moved
 
 
 _DENSE_KEYS = 1 << 22  # sum by key in a dense table up to this many keys, else sort
@@ -130,114 +156,169 @@ def _sum_by_key(keys: np.ndarray, num_keys: int, weights: np.ndarray | None = No
     return distinct, np.bincount(inverse.ravel(), weights=weights).astype(np.int64)
 
 
-def _max_kept(
-    groups: np.ndarray,
-    group_size: np.ndarray,
-    columns: np.ndarray,
-    load: np.ndarray,
-    keep: tuple[np.ndarray, np.ndarray, np.ndarray],
-    *,
-    solve: bool = True,
-) -> int | None:
-    """Most partitions kept by their owners in one connected part of `groups`, as a transportation LP
-    unless the keep bound is reachable (a min-cut check proves it). `solve=False`: None instead of the LP."""
-    keep_group, keep_member, keep_count = keep
-    loaded = load > 0
-    free_group_local, free_member = np.nonzero(columns[groups] & loaded)
-    free_group = groups[free_group_local]
-    has_load = loaded[keep_member]
-    keep_group, keep_member, keep_count = keep_group[has_load], keep_member[has_load], keep_count[has_load]
-    if len(keep_group) == 0:
-        return 0
+def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
+              keep: dict[tuple[int, int], int]) -> int:
+    """Most partitions kept by their owners: a min-cost flow that routes every member's load.
 
-    members = np.unique(free_member)
-    member_row = np.full(len(load), -1, dtype=np.int64)
-    member_row[members] = np.arange(len(members))
-    group_row = np.full(len(group_size), -1, dtype=np.int64)
-    group_row[groups] = np.arange(len(groups))
-    bound = _keep_bound_if_feasible(member_row, group_row, group_size[groups], load[members],
-                                    (keep_group, keep_member, keep_count), (free_group, free_member))
-    if bound is not None or not solve:
-        return bound
+    Network: source → member (capacity its load) → topic group (keep arc: the owned count at cost -1,
+    free arc: unbounded at cost 0, both only where the member is allowed) → sink (the group's size).
+    A flow that saturates the source is an assignment with the strategy's loads; minus its cost is what
+    it keeps. Primal-dual: start from a flow that is cheapest for its value, then repeatedly push a
+    maximum flow (Dinic) through the arcs on shortest paths of the residual graph. Costs are -1/0 on
+    member → group arcs only, so a simple source → sink path costs between -groups and +groups and
+    there are at most ``2 * groups + 1`` phases. The strategy's own assignment saturates the source,
+    so the phases always reach such a flow.
 
-    var_group = np.concatenate([keep_group, free_group])
-    var_member = np.concatenate([keep_member, free_member])
-    n_keep, n_vars = len(keep_group), len(var_group)
-    cols = np.arange(n_vars)
-    a_eq = sparse.csr_matrix((np.ones(n_vars), (member_row[var_member], cols)), shape=(len(members), n_vars))
-    a_ub = sparse.csr_matrix((np.ones(n_vars), (group_row[var_group], cols)), shape=(len(groups), n_vars))
-    upper = load[var_member].astype(float)
-    upper[:n_keep] = np.minimum(upper[:n_keep], keep_count)
-    cost = np.zeros(n_vars)
-    cost[:n_keep] = -1.0
-    result = linprog(
-        cost,
-        A_ub=a_ub,
-        b_ub=group_size[groups].astype(float),
-        A_eq=a_eq,
-        b_eq=load[members].astype(float),
-        bounds=np.column_stack([np.zeros(n_vars), upper]),
-        method="highs",
-    )
-    if result.status != 0:  # the strategy's own assignment is feasible, so this is a solver failure
-        raise RuntimeError(f"min_moves: HiGHS failed: {result.message}")
-    return round(-result.fun)
-
-
-_MAX_CUT_GROUPS = 10  # the bound check enumerates 2**groups cuts; bigger parts go straight to the LP
-
-
-def _keep_bound_if_feasible(
-    member_row: np.ndarray,
-    group_row: np.ndarray,
-    capacity: np.ndarray,
-    demand: np.ndarray,
-    keep: tuple[np.ndarray, np.ndarray, np.ndarray],
-    free: tuple[np.ndarray, np.ndarray],
-) -> int | None:
-    """The upper bound ``sum(min(load, keepable))`` of a part if some assignment reaches it, else None.
-
-    Reaching it is a max-flow question: each member takes exactly its bound's share K through its keep
-    edges (capacity: owned count) and the rest of its load through any allowed group, within the group
-    sizes. Parts have few topic groups, so the min cut is found by enumerating which groups stay on the
-    source side (member nodes then pick their cheaper side independently): a handful of array operations
-    instead of an LP or a sparse-graph solver.
+    The start: keep arcs filled greedily. Every source → sink path crosses exactly one member → group
+    arc, so no flow of value v costs less than -v; a flow on keep arcs alone costs exactly -v, hence is
+    cheapest for its value and its residual graph has no negative cycle (the method's invariant).
     """
-    num_groups, num_members = len(capacity), len(demand)
-    if num_groups > _MAX_CUT_GROUPS:
-        return None
-    keep_group, keep_member, keep_count = keep
-    free_group, free_member = free
-    owned = np.zeros((num_groups, num_members), dtype=np.int64)
-    owned[group_row[keep_group], member_row[keep_member]] = keep_count
-    allowed = np.zeros((num_groups, num_members), dtype=np.int64)
-    allowed[group_row[free_group], member_row[free_member]] = 1
-    kept = np.minimum(owned.sum(axis=0), demand)
-    outside = ((np.arange(1 << num_groups)[:, None] >> np.arange(num_groups)) & 1) ^ 1  # [cut, group]: sink side
-    cut = ((1 - outside) @ capacity
-           + np.minimum(outside @ owned, kept).sum(axis=1)
-           + ((outside @ allowed) > 0) @ (demand - kept))
-    if cut.min() < demand.sum():
-        return None
-    return int(kept.sum())
+    num_members, num_groups = len(load), len(size)
+    source, sink = num_members + num_groups, num_members + num_groups + 1
+    net = _Network(num_members + num_groups + 2)
+    left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
+    for g, members in enumerate(members_of):
+        for m in members:
+            if load[m]:
+                owned = keep.get((g, m), 0)
+                took = min(owned, left[m], room[g])
+                left[m] -= took
+                room[g] -= took
+                if owned:
+                    net.arc(m, num_members + g, owned, -1, took)
+                net.arc(m, num_members + g, _UNBOUNDED, 0, 0)
+        net.arc(num_members + g, sink, size[g], 0, size[g] - room[g])
+    for m, demand in enumerate(load):
+        if demand:
+            net.arc(source, m, demand, 0, demand - left[m])
+    net.min_cost_flow(source, sink, sum(left))
+    return -net.cost()
 
 
-def _validated(
+_UNBOUNDED = 1 << 62
+
+
+class _Network:
+    """A residual graph for a min-cost flow: arcs in pairs (arc ``e`` and its reverse ``e ^ 1``)."""
+
+    def __init__(self, num_nodes: int) -> None:
+        self.out: list[list[int]] = [[] for _ in range(num_nodes)]
+        self.head: list[int] = []
+        self.residual: list[int] = []
+        self.unit_cost: list[int] = []
+
+    def arc(self, tail: int, head: int, capacity: int, cost: int, flow: int) -> None:
+        self.out[tail].append(len(self.head))
+        self.head += (head, tail)
+        self.residual += (capacity - flow, flow)
+        self.unit_cost += (cost, -cost)
+        self.out[head].append(len(self.head) - 1)
+
+    def cost(self) -> int:
+        return sum(self.residual[e ^ 1] * self.unit_cost[e] for e in range(0, len(self.head), 2))
+
+    def min_cost_flow(self, source: int, sink: int, more: int) -> None:
+        """Push `more` units from `source` to `sink` along cheapest paths (primal-dual phases)."""
+        while more > 0:
+            dist = self._distances(source)
+            if dist[sink] is None:
+                raise RuntimeError("min_moves: no assignment has the strategy's loads (inconsistent input)")
+            more -= self._max_flow_on_shortest_paths(source, sink, dist, more)
+
+    def _distances(self, source: int) -> list[int | None]:
+        """Cheapest path cost from `source` to each node over arcs with residual capacity (no negative
+        cycles: queue-based Bellman-Ford)."""
+        dist: list[int | None] = [None] * len(self.out)
+        dist[source] = 0
+        queue, queued = deque([source]), [False] * len(self.out)
+        queued[source] = True
+        head, residual, unit_cost = self.head, self.residual, self.unit_cost
+        while queue:
+            u = queue.popleft()
+            queued[u] = False
+            du = dist[u]
+            for e in self.out[u]:
+                if residual[e]:
+                    v, dv = head[e], du + unit_cost[e]
+                    if dist[v] is None or dv < dist[v]:
+                        dist[v] = dv
+                        if not queued[v]:
+                            queued[v] = True
+                            queue.append(v)
+        return dist
+
+    def _max_flow_on_shortest_paths(self, source: int, sink: int, dist: list[int | None], limit: int) -> int:
+        """Dinic's max flow (up to `limit`) over the arcs on cheapest paths (``dist[v] == dist[u] + cost``);
+        the reverse of an arc that carries pushed flow satisfies the same equation, so the subgraph stays
+        closed under pushing."""
+        head, residual, unit_cost, out = self.head, self.residual, self.unit_cost, self.out
+
+        def usable(e: int, level: list[int], u: int) -> bool:
+            v = head[e]
+            return bool(residual[e]) and level[v] == level[u] + 1 and dist[v] == dist[u] + unit_cost[e]
+
+        pushed = 0
+        while pushed < limit:
+            level = [-2] * len(out)  # BFS depth over usable arcs (-2: unreached)
+            level[source] = 0
+            queue = deque([source])
+            while queue:
+                u = queue.popleft()
+                for e in out[u]:
+                    v = head[e]
+                    if level[v] == -2 and residual[e] and dist[v] == dist[u] + unit_cost[e]:
+                        level[v] = level[u] + 1
+                        queue.append(v)
+            if level[sink] < 0:
+                return pushed
+            next_arc = [0] * len(out)
+            path: list[int] = []  # arcs from the source to u
+            u = source
+            while pushed < limit:
+                if u == sink:
+                    amount = min(limit - pushed, *(residual[e] for e in path))
+                    for e in path:
+                        residual[e] -= amount
+                        residual[e ^ 1] += amount
+                    pushed += amount
+                    path.clear()
+                    u = source
+                    continue
+                arcs = out[u]
+                while next_arc[u] < len(arcs) and not usable(arcs[next_arc[u]], level, u):
+                    next_arc[u] += 1
+                if next_arc[u] < len(arcs):
+                    e = arcs[next_arc[u]]
+                    path.append(e)
+                    u = head[e]
+                elif u == source:
+                    break  # blocking flow found: new levels
+                else:  # dead end: retreat and skip the arc that led here
+                    level[u] = -1
+                    u = head[path.pop() ^ 1]
+                    next_arc[u] += 1
+        return pushed
+
+
+def _shaped(
     prev_owner: np.ndarray, new_owner: np.ndarray, partition_topic: np.ndarray, subscribed: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    prev = np.asarray(prev_owner, dtype=np.int64)
-    new = np.asarray(new_owner, dtype=np.int64)
-    topic = np.asarray(partition_topic, dtype=np.int64)
+    """The inputs as arrays of the documented shapes (value ranges are checked where they are counted)."""
+    prev, new, topic = np.asarray(prev_owner), np.asarray(new_owner), np.asarray(partition_topic)
     sub = np.asarray(subscribed, dtype=bool)
     if sub.ndim != 2:
         raise ValueError(f"subscribed: expected a 2-D bool array [members, topics], got shape {sub.shape}")
-    num_members, num_topics = sub.shape
     for name, arr in (("prev_owner", prev), ("new_owner", new), ("partition_topic", topic)):
         if arr.ndim != 1 or len(arr) != len(prev):
             raise ValueError(f"{name}: expected a 1-D array of {len(prev)} partitions, got shape {arr.shape}")
-    for name, arr in (("prev_owner", prev), ("new_owner", new)):
-        if len(arr) and (arr.min() < -1 or arr.max() >= num_members):
-            raise ValueError(f"{name}: member indices must be in [-1, {num_members})")
-    if len(topic) and (topic.min() < 0 or topic.max() >= num_topics):
-        raise ValueError(f"partition_topic: topic indices must be in [0, {num_topics})")
     return prev, new, topic, sub
+
+
+def _check_range(name: str, smallest: int, largest: int, num_members: int) -> None:
+    if smallest < -1 or largest >= num_members:
+        raise ValueError(f"{name}: member indices must be in [-1, {num_members})")
+
+
+def _check_topics(smallest: int, largest: int, num_topics: int) -> None:
+    if smallest < 0 or largest >= num_topics:
+        raise ValueError(f"partition_topic: topic indices must be in [0, {num_topics})")

@@ -50,6 +50,15 @@ REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead let
 one file per micro-batch ({DEFAULT_REPLAY_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
 Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
 input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
+
+
+def _spark_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--master", default="local[2]", metavar="URL",
+                   help="Spark master: local[N] or a standalone cluster spark://HOST:PORT (default: %(default)s)")
+    p.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="Spark setting passed to the session (e.g. spark.executor.memory=4g); repeatable")
+
+
 DESCRIPTION = """Replay Kafka consumer-group membership through Kafka's own assignment strategies, computed
 exactly as Kafka's Java client computes them, and emit one diff record per rebalance round."""
 EXAMPLES = """examples:
@@ -102,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark checkpoint, to resume an interrupted replay (default: a temporary one)")
     p.add_argument("--report", default=None, metavar="REPORT.html", help="also write the what-if report")
     _pipeline_options(p)
+    _spark_options(p)
     p.set_defaults(run="streaming.cli.replay:run")
 
     p = sub.add_parser("serve", help="the long-running service: events topic -> diffs topic")
@@ -114,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Spark checkpoint: state and offsets (default: %(default)s)")
     p.add_argument("--once", action="store_true", help="process what is there, then exit")
     _pipeline_options(p)
+    _spark_options(p)
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.serve:run")
 

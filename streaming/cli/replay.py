@@ -27,6 +27,7 @@ from streaming.cli.usage import (
     check_writable_dir,
     check_writable_file,
     pipeline_config,
+    spark_settings,
 )
 from streaming.core.lines import unterminated
 
@@ -51,15 +52,16 @@ def check_log(path: str) -> list[Path]:
     return files
 
 
-def choose_engine(engine: str, files: list[Path], checkpoint: str | None) -> str:
-    """`--engine auto` -> local or spark; a local engine cannot resume from a Spark checkpoint."""
+def choose_engine(engine: str, files: list[Path], checkpoint: str | None, master: str = "local[2]") -> str:
+    """`--engine auto` -> local or spark; a local engine cannot resume from a Spark checkpoint, nor run on a
+    cluster."""
     from streaming.core.local import line_count
 
     if engine == "local" and checkpoint:
         raise UsageError("--checkpoint needs --engine spark (the local engine keeps no checkpoint)")
     if engine != "auto":
         return engine
-    if checkpoint:
+    if checkpoint or not master.startswith("local"):
         return "spark"
     return "local" if sum(line_count(f) for f in files) < AUTO_LOCAL_MAX_LINES else "spark"
 
@@ -83,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_REPLAY_BATCH
     max_ratio = check_ratio(args.max_dead_letter_ratio, "--max-dead-letter-ratio")
-    engine = choose_engine(args.engine, files, args.checkpoint)
+    master, spark_conf = spark_settings(args.master, args.spark_conf)
+    engine = choose_engine(args.engine, files, args.checkpoint, master)
     check_writable_dir(args.out, "--out")  # before Spark starts, not after a long run
     if args.report:
         check_writable_file(args.report, "--report")
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         from streaming.spark.session import build_spark
 
         before = _batch_files(out)
-        spark = build_spark(app_name="rebalance-replay")
+        spark = build_spark(app_name="rebalance-replay", master=master, extra_conf=spark_conf)
         if resume:
             print(resume, file=sys.stderr, flush=True)
         events = replay_log(spark, args.log, out, config, max_events_per_batch=max_events, checkpoint=args.checkpoint)

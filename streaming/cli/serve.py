@@ -9,12 +9,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from streaming.cli.usage import check_batch_size, check_checkpoint, client_options, kafka_failure, pipeline_config
+from streaming.cli.usage import (
+    check_batch_size,
+    check_checkpoint,
+    client_options,
+    kafka_failure,
+    pipeline_config,
+    spark_settings,
+)
 
 
 def run(args: argparse.Namespace) -> int:
     config = pipeline_config(args.strategies)
     max_events = check_batch_size(args.max_events_per_batch)
+    master, spark_conf = spark_settings(args.master, args.spark_conf)
     options = client_options(args.kafka_option, args.bootstrap)
     resume = check_checkpoint(args.checkpoint, "serve")
     from kafka.errors import KafkaError
@@ -29,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from streaming.spark.pipelines import serve_events
     from streaming.spark.session import build_spark
 
-    spark = build_spark(app_name="rebalance-serve")
+    spark = build_spark(app_name="rebalance-serve", master=master, extra_conf=spark_conf)
     print(f"serving {topics.events} -> {topics.diffs}, {topics.dead_letter} on {args.bootstrap} "
           f"(checkpoint {args.checkpoint}{', once' if args.once else ''})", file=sys.stderr, flush=True)
     print(resume, file=sys.stderr, flush=True)

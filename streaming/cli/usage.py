@@ -7,6 +7,7 @@ check that several commands make is written here once.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,22 @@ def client_options(pairs: list[str], bootstrap: str, client: str = "consumer") -
         raise UsageError(str(exc)) from None
     options.pop("bootstrap.servers", None)
     return options
+
+
+_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|spark://[^\s/]+(:\d+)?(,[^\s/]+(:\d+)?)*|yarn|k8s://\S+")
+
+
+def spark_settings(master: str, pairs: list[str]) -> tuple[str, dict[str, str]]:
+    """`--master` and `--spark-conf` pairs, checked: (master URL, {key: value})."""
+    if not _MASTER.fullmatch(master):
+        raise UsageError(f"--master: expected local[N] or spark://HOST:PORT (or yarn, k8s://...), got {master!r}")
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().startswith("spark."):
+            raise UsageError(f"--spark-conf: expected spark.KEY=VALUE, got {pair!r}")
+        conf[key.strip()] = value.strip()
+    return master, conf
 
 
 def check_readable(path: str | Path) -> Path:

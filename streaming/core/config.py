@@ -42,7 +42,7 @@ class Limits:
 @dataclass(frozen=True)
 class PipelineConfig:
     """The strategies every rebalance is replayed with, the input limits, and whether diff records carry
-    `min_moves` (an exact optimum: a small LP per round when subscriptions differ; off = null)."""
+    `min_moves` (an exact optimum: a small min-cost flow per round when subscriptions differ; off = null)."""
 
     strategies: tuple[str, ...] = ("sticky", "cooperative-sticky")
     limits: Limits = field(default_factory=Limits)

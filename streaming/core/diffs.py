@@ -131,7 +131,7 @@ def build_metrics(
     `moves`: partitions taken from a member that is still in the group (given to another or withheld);
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
     (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
-    when `optimality` is off (it solves a small LP per round when subscriptions differ).
+    when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
     """
     members = subscribed.shape[0]
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)

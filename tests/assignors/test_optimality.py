@@ -1,4 +1,5 @@
-"""min_moves against brute force over every assignment, on small random groups."""
+"""min_moves against brute force over every assignment (small random groups) and against a linear program
+solved by scipy's HiGHS (larger ones): the LP is only the test's oracle, production solves a min-cost flow."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import sparse
+from scipy.optimize import linprog
 
 from assignors import optimality
 from assignors.optimality import min_moves, moves
@@ -27,6 +30,37 @@ def brute_force(prev, new, topic, subscribed) -> int:
         best = m if best is None else min(best, m)
     assert best is not None  # new itself is a candidate
     return best
+
+
+def lp_oracle(prev, new, topic, subscribed) -> int:
+    """The transportation LP over (topic, member) pairs, solved by HiGHS: keep y (at most the partitions the
+    member owned of the topic) plus other z per pair, each topic gives at most its size, each member takes
+    exactly its load; maximise kept. Bipartite incidence constraints, so the LP optimum is integral."""
+    prev, new, topic = (np.asarray(a, dtype=np.int64) for a in (prev, new, topic))
+    num_members, num_topics = subscribed.shape
+    allowed = np.array(subscribed, dtype=bool)
+    allowed[new[new >= 0], topic[new >= 0]] = True  # pairs the strategy used count as allowed
+    pair_member, pair_topic = np.nonzero(allowed)
+    owned = np.zeros((num_members, num_topics), dtype=np.int64)
+    np.add.at(owned, (prev[prev >= 0], topic[prev >= 0]), 1)
+    loads = np.bincount(new[new >= 0], minlength=num_members)
+    sizes = np.bincount(topic, minlength=num_topics)
+    total_owned = int((prev >= 0).sum())
+    n = len(pair_member)
+    if n == 0:
+        return total_owned
+    cols = np.arange(2 * n)  # [y..., z...]
+    members, topics = np.tile(pair_member, 2), np.tile(pair_topic, 2)
+    result = linprog(
+        np.concatenate([-np.ones(n), np.zeros(n)]),
+        A_ub=sparse.csr_matrix((np.ones(2 * n), (topics, cols)), shape=(num_topics, 2 * n)), b_ub=sizes,
+        A_eq=sparse.csr_matrix((np.ones(2 * n), (members, cols)), shape=(num_members, 2 * n)), b_eq=loads,
+        bounds=np.column_stack([np.zeros(2 * n), np.concatenate([owned[pair_member, pair_topic],
+                                                                  np.full(n, np.inf)])]),
+        method="highs",
+    )
+    assert result.status == 0, result.message
+    return total_owned - round(-result.fun)
 
 
 def random_case(rng: np.random.Generator, max_partitions: int = 7, max_members: int = 4, max_topics: int = 3):
@@ -68,14 +102,29 @@ def test_sparse_counting_matches_brute_force(seed, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_every_shortcut_off_matches_brute_force(seed, monkeypatch):
-    """The keep-bound shortcuts (strategy reaches it, max-flow reaches it) skipped: the LP alone is exact."""
-    monkeypatch.setattr(optimality, "moves", lambda prev, new: -1)
-    monkeypatch.setattr(optimality, "_keep_bound_if_feasible", lambda *args: None)
+def test_flow_alone_matches_brute_force(seed):
+    """The min-cost flow without the shortcut that accepts the strategy's own assignment."""
     rng = np.random.default_rng(30_000 + seed)
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
-    assert min_moves(prev, new, topic, subscribed) == brute_force(prev, new, topic, subscribed)
+    load, members_of, size, keep, total_owned, _ = optimality._small_tables(
+        prev.tolist(), new.tolist(), topic.tolist(), subscribed)
+    assert total_owned - optimality._max_kept(load, members_of, size, keep) == brute_force(*(prev, new, topic,
+                                                                                            subscribed))
+
+
+@pytest.mark.parametrize("counting", ["python", "numpy"])
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_lp_on_larger_groups(seed, counting, monkeypatch):
+    """Up to 24 members, 6 topics, 300 partitions with overlapping subscriptions and churn (beyond brute
+    force): both ways of counting the tables give the LP's optimum."""
+    if counting == "numpy":
+        monkeypatch.setattr(optimality, "_SMALL", 0)
+    rng = np.random.default_rng(40_000 + seed)
+    case = random_case(rng, max_partitions=300, max_members=24, max_topics=6)
+    result = min_moves(*case)
+    assert result == lp_oracle(*case)
+    assert 0 <= result <= moves(case[0], case[1])
 
 
 @st.composite
@@ -91,6 +140,12 @@ def groups(draw):
         [draw(st.sampled_from([-1, *np.flatnonzero(subscribed[:, t]).tolist()])) for t in topic], dtype=np.int64
     )
     return prev.astype(np.int64), new, topic.astype(np.int64), subscribed
+
+
+@settings(max_examples=300, deadline=None)
+@given(groups())
+def test_hypothesis_matches_lp(case):
+    assert min_moves(*case) == lp_oracle(*case)
 
 
 @settings(max_examples=300, deadline=None)
@@ -127,7 +182,7 @@ def test_identical_subscriptions_closed_form_on_a_large_group():
 
 
 def test_mixed_subscriptions_at_scale_stay_below_moves():
-    """200 topics x 500 partitions, 500 members in 5 overlapping apps: the aggregated LP."""
+    """200 topics x 500 partitions, 500 members in 5 overlapping apps: the flow over topic groups."""
     rng = np.random.default_rng(8)
     num_topics, per_topic, num_members = 200, 500, 500
     topic = np.repeat(np.arange(num_topics), per_topic)
@@ -141,6 +196,7 @@ def test_mixed_subscriptions_at_scale_stay_below_moves():
     prev[moved] = rng.integers(-1, num_members, size=int(moved.sum()))
     result = min_moves(prev, new, topic, subscribed)
     assert 0 <= result <= moves(prev, new)
+    assert result == lp_oracle(prev, new, topic, subscribed)
 
 
 def test_rejects_bad_shapes():
