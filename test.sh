@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Sets up everything from scratch (system packages, a venv, the project) and runs the whole test suite.
+# Sets up everything from scratch (system packages: Java, Chromium, Prometheus; a venv, the project) and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")"
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)   # the real-Prometheus exporter test
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
