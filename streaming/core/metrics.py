@@ -99,6 +99,7 @@ class MetricState:
         self.strategies: dict[tuple[str, str], StrategySeries] = {}
         self.conformance: dict[tuple[str, str], ConformanceSeries] = {}
         self.health = Health()
+        self.version = 0  # counts records folded (and rejected): a cache of the exposition keys on it
 
     def add(self, kind: str, value: bytes | None) -> str | None:
         """Fold one record of `kind` (DIFF or CONFORMANCE); returns None, or why it was not decodable."""
@@ -112,8 +113,10 @@ class MetricState:
             else:
                 raise ValueError(f"unknown record kind {kind!r}")
         except DecodeError as exc:
+            self.version += 1
             self.health.decode_errors[kind] += 1
             return str(exc)
+        self.version += 1
         self.health.records[kind] += 1
         label = self._group_label(group)
         if label is not None:

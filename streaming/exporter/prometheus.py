@@ -1,8 +1,10 @@
-"""The metric state as Prometheus metric families, built at scrape time by a `prometheus_client` collector.
+"""The metric state as Prometheus metric families, built by two `prometheus_client` collectors.
 
-A custom collector rather than `Counter`/`Gauge` objects: the state is a pure fold
-(`streaming.core.metrics`) that the tests check without any client library, and reading it at scrape
-time under the service's lock gives every scrape one consistent view of it.
+Custom collectors rather than `Counter`/`Gauge` objects: the state is a pure fold
+(`streaming.core.metrics`) that the tests check without any client library, and reading it under the
+service's lock gives every scrape one consistent view of it. Health and per-group series are apart so
+the service can cache the per-group text (up to `--max-groups` x strategies x 14 series) between
+changes of the state and render only the health part on every scrape.
 
 Group and strategy series appear only once the exporter has caught up with the end offsets it saw at
 start. A restarted exporter rebuilds its counters by reading the topics from the beginning; exposing
@@ -55,17 +57,15 @@ CONFORMANCE_COUNTERS = (
 )
 
 
-class StateCollector(Collector):
-    """Serves a `MetricState` guarded by `lock` (the service folds records under the same lock)."""
+class HealthCollector(Collector):
+    """The exporter's own health, read from a `MetricState` guarded by `lock`."""
 
     def __init__(self, state: MetricState, lock: threading.Lock, topics: dict[str, str]) -> None:
         self.state, self.lock, self.topics = state, lock, topics
 
-    def collect(self) -> Iterator[Metric]:
+    def collect(self) -> list[Metric]:
         with self.lock:
-            yield from self._health()
-            if self.state.health.caught_up:
-                yield from self._groups()
+            return list(self._health())
 
     def _health(self) -> Iterator[Metric]:
         h = self.state.health
@@ -93,6 +93,18 @@ class StateCollector(Collector):
         yield GaugeMetricFamily(f"{PREFIX}_exporter_caught_up",
                                 "1 once the topics were read up to the end offsets seen at start",
                                 value=int(h.caught_up))
+
+
+
+class GroupsCollector(Collector):
+    """Per group series of a `MetricState` guarded by `lock`; nothing until the exporter has caught up."""
+
+    def __init__(self, state: MetricState, lock: threading.Lock) -> None:
+        self.state, self.lock = state, lock
+
+    def collect(self) -> list[Metric]:
+        with self.lock:
+            return list(self._groups()) if self.state.health.caught_up else []
 
     def _groups(self) -> Iterator[Metric]:
         series = sorted(self.state.strategies.items())

@@ -1,9 +1,9 @@
 """`rebalance exporter`: read the diff and conformance topics (read_committed, no consumer group, from the
 beginning) and serve the folded metrics over HTTP for Prometheus.
 
-Two threads: `prometheus_client`'s HTTP server answers scrapes from the state under a lock, and the
-consumer loop folds records into it. The HTTP side never waits on the broker, so the exporter keeps
-answering while the broker is unreachable; the loop logs one warning when it loses the broker and one
+Two threads: an HTTP server (`prometheus_client`'s text format) answers scrapes from the state under a
+lock, and the consumer loop folds records into it. The HTTP side never waits on the broker, so the
+exporter keeps answering while the broker is unreachable; the loop logs one warning when it loses the broker and one
 line when it is back, and kafka-python reconnects on its own (positions are kept, nothing is re-read).
 
 Why read from the beginning on every start instead of storing a snapshot: the topics are kept forever
@@ -19,14 +19,16 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from kafka import TopicPartition
 from kafka.errors import KafkaError
-from prometheus_client import CollectorRegistry, ProcessCollector, start_http_server
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 
 from streaming.core.metrics import CONFORMANCE, DIFF, MetricState
-from streaming.exporter.prometheus import StateCollector
+from streaming.exporter.prometheus import GroupsCollector, HealthCollector
 from streaming.kafka.consumer import committed_consumer
 
 log = logging.getLogger("rebalance.exporter")
@@ -55,9 +57,12 @@ class Exporter:
         self.config = config
         self.state = MetricState(config.max_groups, config.groups)
         self.lock = threading.Lock()
-        self.registry = CollectorRegistry()
-        self.registry.register(StateCollector(self.state, self.lock, dict(config.topics)))
-        ProcessCollector(registry=self.registry)  # process_resident_memory_bytes & co.
+        self.health_registry = CollectorRegistry()
+        self.health_registry.register(HealthCollector(self.state, self.lock, dict(config.topics)))
+        ProcessCollector(registry=self.health_registry)  # process_resident_memory_bytes & co.
+        self.groups_registry = CollectorRegistry()
+        self.groups_registry.register(GroupsCollector(self.state, self.lock))
+        self._groups_text: tuple[tuple[int, bool], bytes] = ((-1, False), b"")
         self.kinds = {topic: kind for kind, topic in config.topics.items()}
         self.assigned: set[TopicPartition] = set()
         self.targets: dict[TopicPartition, int] | None = None  # end offsets seen at start
@@ -66,9 +71,26 @@ class Exporter:
         self._broker_warned = False
 
     def serve_http(self) -> int:
-        """Start the metrics endpoint; returns the port it listens on (`port` 0 picks a free one)."""
-        server, _ = start_http_server(self.config.port, addr=self.config.host, registry=self.registry)
+        """Start the metrics endpoint in a daemon thread; returns its port (`port` 0 picks a free one)."""
+        server = make_server(self.config.host, self.config.port, self._app, _Server, handler_class=_QuietHandler)
+        threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
         return int(server.server_port)
+
+    def exposition(self) -> bytes:
+        """The text Prometheus scrapes: health rendered now, per-group series rendered once per change."""
+        with self.lock:
+            key = (self.state.version, self.state.health.caught_up)
+        if self._groups_text[0] != key:  # racing scrapes may both render; each result is a valid view
+            self._groups_text = (key, generate_latest(self.groups_registry))
+        return generate_latest(self.health_registry) + self._groups_text[1]
+
+    def _app(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        if environ.get("PATH_INFO", "/") not in ("/", "/metrics"):
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found; metrics are at /metrics\n"]
+        body = self.exposition()
+        start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(body)))])
+        return [body]
 
     def run(self, stop: threading.Event) -> None:
         consumer = None
@@ -86,7 +108,8 @@ class Exporter:
                 consumer.close()
 
     def _consumer(self) -> Any:
-        options = {"request.timeout.ms": "15000", **self.config.kafka_options,
+        # a lost broker is noticed within 15 s, and one back is reconnected to within 5 s
+        options = {"request.timeout.ms": "15000", "reconnect.backoff.max.ms": "5000", **self.config.kafka_options,
                    "bootstrap.servers": self.config.bootstrap}
         return committed_consumer(options, auto_offset_reset="earliest", allow_auto_create_topics=False)
 
@@ -163,3 +186,12 @@ class Exporter:
         if n <= LOGGED_DECODE_ERRORS or n % 1000 == 0:
             log.warning("%s[%d] offset %d: undecodable %s record skipped (%s); %d so far",
                         record.topic, record.partition, record.offset, kind, reason, n)
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a hung scrape never keeps the process alive
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # one line per scrape would drown the log
+        pass
