@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,8 +22,6 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
-
-from prometheus_client.parser import text_string_to_metric_families
 
 BENCH_HISTORIES = ("autoscaling", "flapping-member", "mixed-subscriptions", "rack-aware", "rolling-deploy",
                    "static-restarts", "topic-growth")  # large-group left out: its 100k-partition records
@@ -53,15 +52,17 @@ class ExporterProcess:
         self.port = int(text.split("metrics on http://127.0.0.1:")[1].split("/")[0])
         return True
 
+    def scrape(self) -> bytes:
+        with urllib.request.urlopen(self.url, timeout=30) as r:
+            return r.read()
+
     def samples(self) -> dict[str, float]:
-        """Every sample served now: 'name{label="value",...}' -> value (labels sorted)."""
-        with urllib.request.urlopen(self.url, timeout=10) as r:
-            text = r.read().decode()
+        """Every sample served now: 'name{label="value",...}' (as served) -> value."""
         out = {}
-        for family in text_string_to_metric_families(text):
-            for s in family.samples:
-                labels = ",".join(f'{k}="{v}"' for k, v in sorted(s.labels.items()))
-                out[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
+        for line in self.scrape().decode().splitlines():
+            if line and not line.startswith("#"):
+                key, _, value = line.rpartition(" ")
+                out[key] = float(value)
         return out
 
     def rss_mib(self) -> float:
@@ -84,8 +85,9 @@ def wait_for(condition: Callable[[], object], what: str, timeout_s: float = 120.
         time.sleep(0.2)
 
 
-def produce_committed(bootstrap: str, topic: str, values: list[bytes]) -> None:
-    """One committed transaction, records keyed by their group, as the exactly-once sink writes them."""
+def produce_transaction(bootstrap: str, topic: str, values: list[bytes], *, commit: bool = True) -> None:
+    """One transaction, committed (or aborted), records keyed by their group as the exactly-once sink writes
+    them (a value without a readable group: no key)."""
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"bench-{time.time_ns()}",
@@ -94,14 +96,23 @@ def produce_committed(bootstrap: str, topic: str, values: list[bytes]) -> None:
         producer.init_transactions()
         producer.begin_transaction()
         for value in values:
-            producer.send(topic, key=json.loads(value)["group"].encode(), value=value)
-        producer.commit_transaction()
+            try:
+                key = json.loads(value)["group"].encode()
+            except (ValueError, KeyError, TypeError, AttributeError):
+                key = None
+            producer.send(topic, key=key, value=value)
+        producer.flush()
+        if commit:
+            producer.commit_transaction()
+        else:
+            producer.abort_transaction()
     finally:
         producer.close()
 
 
 def regrouped_diffs(groups: int) -> Iterator[bytes]:
-    """Diff records of the bundled histories, endlessly, each round of them under other group ids."""
+    """Diff records of the bundled histories, endlessly, spread over `groups` group ids round-robin (the
+    per-group numbers mean nothing; the point is many groups, so that --max-groups is reached early)."""
     from streaming.core.config import PipelineConfig, parse_strategies
     from streaming.core.local import read_jsonl, replay
     from whatif.histories import sample_path
@@ -113,7 +124,7 @@ def regrouped_diffs(groups: int) -> Iterator[bytes]:
     while True:
         for r in records:
             yield json.dumps({**r, "group": f"{r['group']}-{n % groups}"}, separators=(",", ":")).encode()
-        n += 1
+            n += 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--groups", type=int, default=5_000, help="distinct group ids in the topic")
     p.add_argument("--max-groups", type=int, default=1_000, help="the exporter's --max-groups")
     args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the broker and the exporter on the way out
     from streaming.kafka.broker import LocalBroker, free_port
     from streaming.kafka.topics import ensure_topics
 
@@ -141,14 +153,15 @@ def main(argv: list[str] | None = None) -> int:
             read = "rebalance_exporter_records_total{topic=\"rebalance.diffs\"}"
             while written < args.records:
                 batch = [next(records) for _ in range(min(args.step, args.records - written))]
-                produce_committed(broker.bootstrap, topic, batch)
+                produce_transaction(broker.bootstrap, topic, batch)
                 written += len(batch)
                 started = time.monotonic()
                 wait_for(lambda n=written: exporter.samples().get(read, 0) >= n, f"{written} records read")
                 read_s = time.monotonic() - started
                 t0 = time.perf_counter()
-                samples = exporter.samples()
+                exporter.scrape()  # rendered once after a change, then served from the cache
                 scrape_ms = (time.perf_counter() - t0) * 1000
+                samples = exporter.samples()
                 print(f"{int(samples[read]):>12,} {exporter.rss_mib():>8.1f} {len(samples):>7,} {scrape_ms:>9.1f} "
                       f"{read_s:>7.1f}", flush=True)
             say("stopping the broker")
@@ -166,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             say("starting the broker again")
             broker.start()
             started = time.monotonic()
-            produce_committed(broker.bootstrap, topic, [next(records) for _ in range(args.step)])
+            produce_transaction(broker.bootstrap, topic, [next(records) for _ in range(args.step)])
             written += args.step
             wait_for(lambda: exporter.samples().get(read, 0) >= written, "records after the restart", 180)
             wait_for(lambda: exporter.samples()["rebalance_exporter_broker_up"] == 1, "broker_up 1 again")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -30,8 +29,8 @@ from typing import Any
 
 import pytest
 from dashboard_queries import expand, load_dashboard, panel_queries, variable_queries
-from kafka import KafkaProducer
 
+from bench.exporter import ExporterProcess, produce_transaction, wait_for
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
 from streaming.kafka.broker import free_port
@@ -61,27 +60,6 @@ def conformance_records() -> list[bytes]:
     return [json.dumps(r).encode() for r in records]
 
 
-def produce_in_transaction(bootstrap: str, topic: str, values: list[bytes], *, commit: bool = True) -> None:
-    """Like the sink: one transaction, records keyed by group (a record without one: key "x")."""
-    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"test-{topic}-{commit}-{time.time_ns()}")
-    try:
-        producer.init_transactions()
-        producer.begin_transaction()
-        for value in values:
-            try:
-                key = json.loads(value)["group"].encode()
-            except (ValueError, KeyError, TypeError):
-                key = b"x"
-            producer.send(topic, key=key, value=value)
-        producer.flush()
-        if commit:
-            producer.commit_transaction()
-        else:
-            producer.abort_transaction()
-    finally:
-        producer.close()
-
-
 def expected_sums(values: list[bytes]) -> dict[str, dict[tuple[str, str], int]]:
     out: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
     for r in map(json.loads, values):
@@ -91,24 +69,6 @@ def expected_sums(values: list[bytes]) -> dict[str, dict[tuple[str, str], int]]:
         out["rebalance_partitions_paused_total"][key] += r["paused"]
         out["rebalance_rounds_total"][key] += r["phase"] != "replace"
     return out
-
-
-class Exporter:
-    """`rebalance exporter` as a child process on a free loopback port."""
-
-    def __init__(self, bootstrap: str, diffs: str, conformance: str) -> None:
-        exe = Path(sys.executable).with_name("rebalance")
-        self.process = subprocess.Popen(
-            [str(exe), "exporter", "--bootstrap", bootstrap, "--diffs-topic", diffs, "--conformance-topic",
-             conformance, "--host", "127.0.0.1", "--port", "0"], stderr=subprocess.PIPE, text=True)
-        line = self.process.stderr.readline()
-        assert "metrics on http://127.0.0.1:" in line, line
-        self.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
-
-    def stop(self) -> str:
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        return self.process.stderr.read()
 
 
 class Prometheus:
@@ -152,13 +112,6 @@ class Prometheus:
         self.log.close()
 
 
-def wait_for(condition: Any, what: str, timeout_s: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout_s:.0f} s: {what}"
-        time.sleep(0.5)
-
-
 @pytest.fixture(scope="module")
 def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, list[bytes]]]:
     """Prometheus holding the exporter's series for the bundled histories; yields (prometheus, committed diffs)."""
@@ -168,13 +121,15 @@ def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> I
     diffs_topic, conformance_topic = f"prom-diffs-{suffix}", f"prom-conformance-{suffix}"
     ensure_topics(kafka_bootstrap, {diffs_topic: 2, conformance_topic: 1})
     values = history_diffs()
-    produce_in_transaction(kafka_bootstrap, diffs_topic, values[: len(values) // 2])
-    produce_in_transaction(kafka_bootstrap, diffs_topic, [values[0].replace(b'"moves":', b'"moves":1000')] * 5,
+    produce_transaction(kafka_bootstrap, diffs_topic, values[: len(values) // 2])
+    produce_transaction(kafka_bootstrap, diffs_topic, [values[0].replace(b'"moves":', b'"moves":1000')] * 5,
                            commit=False)
-    produce_in_transaction(kafka_bootstrap, diffs_topic, [b"{not a diff record", *values[len(values) // 2:]])
-    produce_in_transaction(kafka_bootstrap, conformance_topic, conformance_records())
-    exporter = Exporter(kafka_bootstrap, diffs_topic, conformance_topic)
-    prometheus = Prometheus(f"127.0.0.1:{exporter.port}", tmp_path_factory.mktemp("prometheus"))
+    produce_transaction(kafka_bootstrap, diffs_topic, [b"{not a diff record", *values[len(values) // 2:]])
+    produce_transaction(kafka_bootstrap, conformance_topic, conformance_records())
+    tmp = tmp_path_factory.mktemp("prometheus")
+    exporter = ExporterProcess(kafka_bootstrap, tmp / "exporter.log", "--diffs-topic", diffs_topic,
+                               "--conformance-topic", conformance_topic)
+    prometheus = Prometheus(f"127.0.0.1:{exporter.port}", tmp)
     try:
         wait_for(prometheus.ready, "prometheus ready")
         wait_for(lambda: prometheus.query("rebalance_exporter_caught_up == 1"), "exporter caught up, scraped")
@@ -183,8 +138,7 @@ def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> I
         yield prometheus, values
     finally:
         prometheus.stop()
-        log = exporter.stop()
-        print(log)
+        print(exporter.stop())
 
 
 def test_stored_counters_equal_the_sums_over_the_committed_diff_records(scraped):
