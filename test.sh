@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Sets up everything from scratch (a venv with the project, which brings its own Java; Chromium for the report's
-# browser tests) and runs the whole test suite.
+# browser tests and Prometheus for the exporter's) and runs the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")"
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)   # the real-Prometheus exporter test
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

@@ -73,3 +73,48 @@ def test_dockerfile_builds_the_cli_with_python_311_and_java_17():
     for package in ("assignors", "streaming", "whatif"):  # everything pyproject's packages list needs
         assert f"COPY {package} " in text
     assert re.search(r"^USER (?!root)", text, re.MULTILINE)
+
+
+def _command(service: dict) -> list[str]:
+    return service["command"] if isinstance(service["command"], list) else shlex.split(service["command"])
+
+
+def _mounts(service: dict) -> dict[str, str]:
+    """container path -> host path of a service's bind mounts."""
+    return {v.split(":")[1]: v.split(":")[0] for v in service.get("volumes", [])}
+
+
+def test_exporter_reads_the_diffs_from_kafka_and_listens_on_its_port(compose):
+    exporter = compose["services"]["exporter"]
+    assert exporter["image"] == compose["services"]["app"]["image"]
+    command = _command(exporter)
+    assert command[:3] == ["exporter", "--bootstrap", "kafka:9092"]
+    port = command[command.index("--port") + 1]
+    assert f"{port}:{port}" in exporter["ports"]
+    assert exporter["depends_on"]["topics"]["condition"] == "service_completed_successfully"
+
+
+def test_prometheus_scrapes_the_exporter(compose):
+    prometheus = compose["services"]["prometheus"]
+    mounts = _mounts(prometheus)
+    config_path = next(a.split("=", 1)[1] for a in prometheus["command"] if a.startswith("--config.file="))
+    config = yaml.safe_load((ROOT / mounts[config_path]).read_text())
+    targets = [t for job in config["scrape_configs"] for sc in job["static_configs"] for t in sc["targets"]]
+    exporter_command = _command(compose["services"]["exporter"])
+    assert targets == [f"exporter:{exporter_command[exporter_command.index('--port') + 1]}"]
+    assert "exporter" in prometheus["depends_on"]
+
+
+def test_grafana_is_provisioned_with_the_prometheus_datasource_and_the_dashboard(compose):
+    grafana = compose["services"]["grafana"]
+    mounts = _mounts(grafana)
+    provisioning = ROOT / mounts["/etc/grafana/provisioning"]
+    datasources = yaml.safe_load((provisioning / "datasources" / "prometheus.yml").read_text())["datasources"]
+    prometheus_port = compose["services"]["prometheus"]["ports"][0].split(":")[1]
+    assert [(d["type"], d["url"], d["isDefault"]) for d in datasources] == [
+        ("prometheus", f"http://prometheus:{prometheus_port}", True)]
+    providers = yaml.safe_load((provisioning / "dashboards" / "rebalance-replay.yml").read_text())["providers"]
+    dashboard_dir = providers[0]["options"]["path"]
+    mounted = {target: ROOT / source for target, source in mounts.items() if target.startswith(dashboard_dir + "/")}
+    assert mounted and all(path.is_file() and path.suffix == ".json" for path in mounted.values())
+    assert grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"] in mounted

@@ -70,6 +70,7 @@ EXAMPLES = """examples:
   rebalance report out/ --out report.html
   rebalance capture --bootstrap localhost:9092 --out history.jsonl
   rebalance conformance history.jsonl
+  rebalance exporter --bootstrap localhost:9092 --port 9464
 
 Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failure, 130 Ctrl-C
 (conformance: 1 when some generation did not get Kafka's assignment)."""
@@ -154,6 +155,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="exit 1 at the first undecodable record")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.capture:run")
+
+    p = sub.add_parser("exporter", help="diff and conformance records as Prometheus metrics over HTTP")
+    p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
+    p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records in (default: %(default)s)")
+    p.add_argument("--conformance-topic", default="rebalance.conformance",
+                   help="conformance records in, read once it exists (default: %(default)s)")
+    p.add_argument("--port", type=int, default=9464, help="HTTP port of /metrics (default: %(default)s)")
+    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: %(default)s)")
+    p.add_argument("--groups", default=None, metavar="REGEX",
+                   help="export only groups whose id matches REGEX (full match)")
+    p.add_argument("--max-groups", type=int, default=1000, metavar="N",
+                   help="series for at most N groups, the first met; later groups' counters are summed under "
+                        "group=\"__other__\" (default: %(default)s)")
+    _kafka_options(p)
+    p.set_defaults(run="streaming.cli.exporter:run")
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIR",

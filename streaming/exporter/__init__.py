@@ -1,0 +1,1 @@
+"""`rebalance exporter`: diff and conformance records as Prometheus metrics (the fold: streaming/core/metrics.py)."""

@@ -1,0 +1,169 @@
+"""`rebalance exporter` scraped by a real Prometheus server (Debian's `prometheus`, which test.sh installs; a
+missing binary fails this test), queried through Prometheus's HTTP API.
+
+The diffs topic is filled with the diff records of four bundled histories, replayed by the plain-Python
+pipeline (`streaming.core.local`) and produced the way the exactly-once sink writes them: keyed by group,
+inside committed transactions. Spark is left out on purpose: `serve` writes the same records (tested by
+test_replay_vs_serve.py), and a Spark run would only cost this 2-core machine a minute. An aborted
+transaction and an undecodable record go in too. Conformance records (contract §6) are written for one
+group as the conformance check would (the service does not emit them yet).
+
+Checked: per group and strategy, the counters Prometheus stored equal the sums over the committed diff
+records (the aborted ones are not counted, the bad one is a decode error); every PromQL expression of every
+dashboard panel and variable is valid and returns data for the bundled histories.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dashboard_queries import expand, load_dashboard, panel_queries, variable_queries
+
+from bench.exporter import ExporterProcess, produce_transaction, wait_for
+from streaming.core.config import PipelineConfig, parse_strategies
+from streaming.core.local import read_jsonl, replay
+from streaming.kafka.broker import free_port
+from whatif.histories import sample_path
+
+pytestmark = pytest.mark.kafka
+
+HISTORIES = ("rolling-deploy", "flapping-member", "static-restarts", "mixed-subscriptions")
+DRILL_DOWN_GROUP = "checkout-service"  # rolling-deploy's group; it also gets the conformance records
+
+
+def history_diffs() -> list[bytes]:
+    config = PipelineConfig(strategies=parse_strategies("all"))
+    return [r.value for name in HISTORIES
+            for r in replay(read_jsonl(sample_path(name)), config, max_events_per_batch=None) if r.kind == "diff"]
+
+
+def conformance_records() -> list[bytes]:
+    """Records shaped as contract §6: two generations that conform, one that does not, one unknown protocol."""
+    base = {"group": DRILL_DOWN_GROUP, "protocol": "cooperative-sticky", "differences": {},
+            "observed_moves": 1, "expected_moves": 1, "min_moves": 1, "ts": 1_732_200_000_000,
+            "source": {"topic": "__consumer_offsets", "partition": 12, "offset": 345}}
+    records = [dict(base, generation=1, conforms=True), dict(base, generation=2, conforms=True),
+               dict(base, generation=3, conforms=False, observed_moves=2,
+                    differences={"c-1": {"observed_only": {"orders": [2]}, "expected_only": {}}}),
+               dict(base, generation=4, protocol="in-house", conforms=None, reason="unknown protocol 'in-house'")]
+    return [json.dumps(r).encode() for r in records]
+
+
+def expected_sums(values: list[bytes]) -> dict[str, dict[tuple[str, str], int]]:
+    out: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+    for r in map(json.loads, values):
+        key = (r["group"], r["strategy"])
+        out["rebalance_partitions_moved_total"][key] += r["moves"]
+        out["rebalance_moves_beyond_minimum_total"][key] += r["moves"] - r["min_moves"]
+        out["rebalance_partitions_paused_total"][key] += r["paused"]
+        out["rebalance_rounds_total"][key] += r["phase"] != "replace"
+    return out
+
+
+class Prometheus:
+    """A Prometheus server on loopback scraping `target` every second, with its own temporary storage."""
+
+    def __init__(self, target: str, tmp: Path) -> None:
+        exe = shutil.which("prometheus")
+        assert exe, "the real-Prometheus test needs Debian's `prometheus` package (test.sh installs it)"
+        config = tmp / "prometheus.yml"
+        config.write_text(json.dumps({  # JSON is YAML
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "scrape_configs": [{"job_name": "rebalance-exporter", "static_configs": [{"targets": [target]}]}]}))
+        self.url = f"http://127.0.0.1:{free_port()}"
+        self.log = (tmp / "prometheus.log").open("wb")
+        self.process = subprocess.Popen(
+            [exe, f"--config.file={config}", f"--storage.tsdb.path={tmp / 'tsdb'}",
+             f"--web.listen-address={self.url.removeprefix('http://')}"], stdout=self.log, stderr=subprocess.STDOUT)
+
+    def ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            assert self.process.poll() is None, "prometheus exited; see its log"
+            return False
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """The instant vector of `expr` now; invalid PromQL fails with Prometheus's error."""
+        url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as exc:
+            body = json.load(exc)
+        assert body["status"] == "success", f"{expr}: {body.get('errorType')}: {body.get('error')}"
+        return body["data"]["result"]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, list[bytes]]]:
+    """Prometheus holding the exporter's series for the bundled histories; yields (prometheus, committed diffs)."""
+    from streaming.kafka.topics import ensure_topics
+
+    suffix = time.time_ns()
+    diffs_topic, conformance_topic = f"prom-diffs-{suffix}", f"prom-conformance-{suffix}"
+    ensure_topics(kafka_bootstrap, {diffs_topic: 2, conformance_topic: 1})
+    values = history_diffs()
+    produce_transaction(kafka_bootstrap, diffs_topic, values[: len(values) // 2])
+    produce_transaction(kafka_bootstrap, diffs_topic, [values[0].replace(b'"moves":', b'"moves":1000')] * 5,
+                           commit=False)
+    produce_transaction(kafka_bootstrap, diffs_topic, [b"{not a diff record", *values[len(values) // 2:]])
+    produce_transaction(kafka_bootstrap, conformance_topic, conformance_records())
+    tmp = tmp_path_factory.mktemp("prometheus")
+    exporter = ExporterProcess(kafka_bootstrap, tmp / "exporter.log", "--diffs-topic", diffs_topic,
+                               "--conformance-topic", conformance_topic)
+    prometheus = Prometheus(f"127.0.0.1:{exporter.port}", tmp)
+    try:
+        wait_for(prometheus.ready, "prometheus ready")
+        wait_for(lambda: prometheus.query("rebalance_exporter_caught_up == 1"), "exporter caught up, scraped")
+        # rate() needs two samples in its window: a few more scrapes after the series appeared
+        wait_for(lambda: prometheus.query("count_over_time(rebalance_rounds_total[1m]) >= 3"), "three scrapes")
+        yield prometheus, values
+    finally:
+        prometheus.stop()
+        print(exporter.stop())
+
+
+def test_stored_counters_equal_the_sums_over_the_committed_diff_records(scraped):
+    prometheus, values = scraped
+    for metric, expected in expected_sums(values).items():
+        stored = {(s["metric"]["group"], s["metric"]["strategy"]): int(float(s["value"][1]))
+                  for s in prometheus.query(metric)}
+        assert stored == dict(expected), metric
+    assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES)
+    health = {s["metric"].get("topic", ""): float(s["value"][1])
+              for s in prometheus.query('rebalance_exporter_decode_errors_total{topic=~"prom-diffs-.*"}')}
+    assert list(health.values()) == [1.0]  # the bad record; the aborted transaction is never read
+    records = prometheus.query('rebalance_exporter_records_total{topic=~"prom-diffs-.*"}')
+    assert float(records[0]["value"][1]) == len(values)
+    mismatches = prometheus.query(f'rebalance_conformance_mismatches_total{{group="{DRILL_DOWN_GROUP}"}}')
+    assert {s["metric"]["protocol"]: s["value"][1] for s in mismatches} == {"cooperative-sticky": "1", "other": "0"}
+
+
+def test_every_dashboard_query_is_valid_and_returns_data(scraped):
+    prometheus, _ = scraped
+    dashboard = load_dashboard()
+    values = {"group": DRILL_DOWN_GROUP, "strategy": ".*", "datasource": "prometheus",
+              "__rate_interval": "1m", "__interval": "15s", "__range": "1h"}
+    queries = [(f"variable {name}", expr) for name, expr in variable_queries(dashboard)]
+    queries += [(f"{title} [{ref}]", expr) for title, ref, expr in panel_queries(dashboard)]
+    assert len(queries) > 20
+    empty = [title for title, expr in queries if not prometheus.query(expand(expr, values))]
+    assert empty == []
