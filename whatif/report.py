@@ -26,6 +26,7 @@ from pathlib import Path
 STRATEGY_COLOURS = {
     "range": "#1f77b4", "roundrobin": "#ff7f0e", "sticky": "#2ca02c", "cooperative-sticky": "#d62728",
     "uniform": "#9467bd", "server-range": "#8c564b", "metaq-default": "#e377c2", "metaq-consistent-hash": "#17becf",
+    "weighted-sticky": "#bcbd22",
 }
 _FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939")
 
@@ -44,6 +45,7 @@ class Round:
     load_min: int
     load_max: int
     unassigned: int
+    error: bool = False  # Kafka's assignor threw in this round (the record's `error`)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Summary:
     max_imbalance: int
     final_imbalance: int
     final_unassigned: int
+    kafka_errors: int = 0
     rank: int = 0
     history: list[Rebalance] = field(default_factory=list, repr=False)
 
@@ -98,8 +101,12 @@ def _cause_text(record: dict) -> str:
     cause = record.get("cause")
     if not isinstance(cause, dict):
         return "?"
-    what = cause.get("member") or cause.get("topic") or ""
-    return f"{cause.get('type', '?')} {what}".strip()
+    what = cause.get("member") or cause.get("topic") or " ".join(cause.get("members") or ()) or ""
+    text = f"{cause.get('type', '?')} {what}".strip()
+    error = record.get("error")
+    if isinstance(error, dict):
+        text += f" (Kafka throws {str(error.get('exception', '?')).rsplit('.', 1)[-1]})"
+    return text
 
 
 def collect_rounds(records: Iterable[dict]) -> dict[tuple[str, str], list[Round]]:
@@ -128,6 +135,7 @@ def _round(rec: dict) -> tuple[tuple[str, str], int, Round]:
         load_min=int(rec["load_min"]),
         load_max=int(rec["load_max"]),
         unassigned=int(rec["unassigned"]),
+        error="error" in rec,
     )
 
 
@@ -160,6 +168,7 @@ def summarize(records: Iterable[dict]) -> list[Summary]:
             max_imbalance=max(b.imbalance for b in history),
             final_imbalance=history[-1].imbalance,
             final_unassigned=history[-1].unassigned,
+            kafka_errors=sum(r.error for r in rounds),
             history=history,
         ))
     by_group: dict[str, list[Summary]] = defaultdict(list)
@@ -215,6 +224,7 @@ _COLUMNS = (  # (header, Summary attribute, tooltip)
     ("max imbalance", "max_imbalance", "largest max − min load after a rebalance"),
     ("final imbalance", "final_imbalance", "max − min load after the last rebalance"),
     ("unassigned at end", "final_unassigned", "partitions of subscribed topics nobody holds at the end"),
+    ("Kafka errors", "kafka_errors", "rounds in which Kafka's own assignor throws (the group keeps its assignment)"),
 )
 
 _STYLE = """

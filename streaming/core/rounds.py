@@ -63,8 +63,9 @@ class StrategyRounds:
                 owned[i], gens[i] = ids, gen
             try:
                 new_owner = self._assign(name, owned, gens)
-            except KafkaAssignorError as err:  # Kafka's leader fails here: no new assignment
-                rounds.append(self._failed_round(name, generation + 1, not rounds, owner, err))
+            except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
+                generation += 1
+                rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
                     self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
                 member_generation = gens if owner_gen is None else np.full(len(lay.member_ids), owner_gen)

@@ -238,8 +238,9 @@ class Reference:
             phase = "eager" if s != COOPERATIVE else "revoke" if first else "followup"
             try:
                 result = assign(s, topics, members, racks or None)
-            except KafkaAssignorError:  # Kafka's leader fails: a record, nothing changes
-                self.rounds[s].append((phase, self.gen[s] + 1, dict(self.assignment[s])))
+            except KafkaAssignorError:  # Kafka's leader fails: a generation in which nothing changes
+                self.gen[s] += 1
+                self.rounds[s].append((phase, self.gen[s], dict(self.assignment[s])))
                 return
             self.gen[s] += 1
             self.assignment[s] = result
@@ -616,7 +617,7 @@ def test_kafka_assignor_error_gives_an_error_record_and_keeps_the_assignment() -
     assert failed["generation"] == decode(before).strategies["sticky"].generation + 1
     assert "error" not in next(d for d in diffs if d["strategy"] == COOPERATIVE)  # its owned lacks the topic
     old, new = decode(before).strategies["sticky"], decode(after).strategies["sticky"]
-    assert new.generation == old.generation  # no completed round
+    assert new.generation == old.generation + 1  # the failed round's generation, nothing assigned
     # the previous assignment stays (the rejoining member has nothing; nobody else changed)
     names = {i: m.id for i, m in enumerate(decode(after).members)}
     old_names = {i: m.id for i, m in enumerate(decode(before).members)}
