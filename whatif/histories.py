@@ -1,4 +1,4 @@
-"""Sample membership histories: eight realistic consumer-group stories in the event format (docs/events-and-diffs.md).
+"""Sample membership histories: nine realistic consumer-group stories in the event format (docs/events-and-diffs.md).
 
     python -m whatif.histories [--out whatif/samples]
 
@@ -51,10 +51,11 @@ class Timeline:
         self.events.append(event)
 
     def join(
-        self, client_id: str, topics: Iterable[str], rack: str | None = None, instance_id: str | None = None
+        self, client_id: str, topics: Iterable[str], rack: str | None = None, instance_id: str | None = None,
+        weight: float | None = None,
     ) -> str:
         member = self.member_id(client_id)
-        self.emit("join", member=member, topics=list(topics), rack=rack, instance_id=instance_id)
+        self.emit("join", member=member, topics=list(topics), rack=rack, instance_id=instance_id, weight=weight)
         return member
 
     def leave(self, member: str) -> None:
@@ -242,6 +243,30 @@ def large_group(rng: random.Random) -> Timeline:
     return tl
 
 
+def mixed_instance_sizes(rng: random.Random) -> Timeline:
+    """Consumers on instances of three sizes, each announcing its size as `weight` (what
+    `weighted-sticky` reads from userData): 2 x large (4), 3 x medium (2), 4 x small (1); a large
+    instance is replaced by two small ones, then a medium one is resized to large (a rejoin with a new
+    weight)."""
+    tl = Timeline("video-transcode", rng)
+    topics = {"transcode-jobs": 60, "thumbnail-jobs": 12}
+    tl.partitions(topics)
+    sizes = [("large", 4)] * 2 + [("medium", 2)] * 3 + [("small", 1)] * 4
+    members = []
+    for i, (size, weight) in enumerate(sizes):
+        tl.wait(1.5)
+        members.append((tl.join(f"transcoder-{size}-{i}", topics, weight=weight), size))
+    tl.wait(2700)
+    tl.leave(members[0][0])  # a large instance is retired ...
+    for i in (9, 10):  # ... and two small ones take over
+        tl.wait(40)
+        members.append((tl.join(f"transcoder-small-{i}", topics, weight=1), "small"))
+    tl.wait(1800)
+    resized = members[2][0]  # a medium instance is resized to large: its consumer rejoins with weight 4
+    tl.emit("join", member=resized, topics=list(topics), weight=4)
+    return tl
+
+
 HISTORIES: dict[str, Callable[[random.Random], Timeline]] = {
     "rolling-deploy": rolling_deploy,
     "autoscaling": autoscaling,
@@ -251,6 +276,7 @@ HISTORIES: dict[str, Callable[[random.Random], Timeline]] = {
     "rack-aware": rack_aware,
     "mixed-subscriptions": mixed_subscriptions,
     "large-group": large_group,
+    "mixed-instance-sizes": mixed_instance_sizes,
 }
 
 

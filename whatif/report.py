@@ -34,6 +34,7 @@ from pathlib import Path
 STRATEGY_COLOURS = {
     "range": "#1f77b4", "roundrobin": "#ff7f0e", "sticky": "#2ca02c", "cooperative-sticky": "#d62728",
     "uniform": "#9467bd", "server-range": "#8c564b", "metaq-default": "#e377c2", "metaq-consistent-hash": "#17becf",
+    "weighted-sticky": "#bcbd22",
 }
 _FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939")
 _SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "x-open", "star-open",
@@ -96,6 +97,7 @@ class Round:
     load_min: int
     load_max: int
     unassigned: int
+    error: bool = False  # Kafka's assignor threw in this round (the record's `error`)
 
 
 @dataclass
@@ -138,6 +140,7 @@ class Summary:
     max_imbalance: int
     final_imbalance: int
     final_unassigned: int
+    kafka_errors: int = 0
     rank: int = 0
     history: list[Rebalance] = field(default_factory=list, repr=False)
 
@@ -201,8 +204,12 @@ def _cause_text(record: dict) -> str:
     cause = record.get("cause")
     if not isinstance(cause, dict):
         return "?"
-    what = cause.get("member") or cause.get("topic") or ""
-    return f"{cause.get('type', '?')} {what}".strip()
+    what = cause.get("member") or cause.get("topic") or " ".join(cause.get("members") or ()) or ""
+    text = f"{cause.get('type', '?')} {what}".strip()
+    error = record.get("error")
+    if isinstance(error, dict):
+        text += f" (Kafka throws {str(error.get('exception', '?')).rsplit('.', 1)[-1]})"
+    return text
 
 
 def _source_key(record: dict) -> tuple[str, int, int]:
@@ -225,6 +232,7 @@ def _round(rec: dict) -> Round:
         load_min=int(rec["load_min"]),
         load_max=int(rec["load_max"]),
         unassigned=int(rec["unassigned"]),
+        error="error" in rec,
     )
 
 
@@ -314,6 +322,7 @@ def _summaries(collector: _Collector) -> list[Summary]:
             max_imbalance=max(b.imbalance for b in history),
             final_imbalance=history[-1].imbalance,
             final_unassigned=history[-1].unassigned,
+            kafka_errors=sum(r.error for r in rounds),
             history=history,
         ))
     by_group: dict[str, list[Summary]] = defaultdict(list)
@@ -439,6 +448,7 @@ _COLUMNS = (  # (header, Summary attribute, tooltip)
     ("max imbalance", "max_imbalance", "largest max − min load after a rebalance"),
     ("final imbalance", "final_imbalance", "max − min load after the last rebalance"),
     ("unassigned at end", "final_unassigned", "partitions of subscribed topics nobody holds at the end"),
+    ("Kafka errors", "kafka_errors", "rounds in which Kafka's own assignor throws (the group keeps its assignment)"),
 )
 
 # Fonts with CJK glyphs come before the generic family, so group and member names in Chinese, Japanese or

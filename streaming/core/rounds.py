@@ -55,12 +55,17 @@ class StrategyRounds:
         rounds: list[_Round] = []
         generation = st.generation
         owner, owner_gen = prev_new, None
+        cause = self.cause
+        rejoin: dict[int, tuple[np.ndarray, int]] = {}  # members that rejected their last assignment
         while True:
             owned, gens = self._owned(name, st, owner, owner_gen)
+            for i, (ids, gen) in rejoin.items():
+                owned[i], gens[i] = ids, gen
             try:
                 new_owner = self._assign(name, owned, gens)
-            except KafkaAssignorError as err:  # Kafka's leader fails here: no new assignment
-                rounds.append(self._failed_round(name, generation + 1, not rounds, owner, err))
+            except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
+                generation += 1
+                rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
                     self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
                 member_generation = gens if owner_gen is None else np.full(len(lay.member_ids), owner_gen)
@@ -82,17 +87,47 @@ class StrategyRounds:
             phase = ("revoke" if first else "followup") if name in COOPERATIVE else (
                 "incremental" if name in INCREMENTAL else "eager")
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
-                    "cause": self.cause}
+                    "cause": cause}
             rounds.append(_Round(head, changes, metrics))
             owner, owner_gen = new_owner, generation
-            if name not in COOPERATIVE or not (_withheld(owned, new_owner) or (first and self._stale_claims(name))):
+            rejecting = self._rejecting(new_owner)
+            more = bool(rejecting) or (
+                name in COOPERATIVE and (_withheld(owned, new_owner) or (first and self._stale_claims(name))))
+            if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
                 rounds[-1].metrics["unconverged"] = True
                 break
+            # A consumer whose assignment holds a topic it does not subscribe to rejects it and rejoins
+            # (ConsumerCoordinator.onJoinComplete): it keeps reporting what it owned before, with its old
+            # userData generation (eager sticky) or the current protocol generation (cooperative).
+            rejoin = {i: (owned[i], generation if name in COOPERATIVE else int(gens[i])) for i in rejecting}
+            if rejecting:
+                cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
+
+    def _rejecting(self, new_owner: np.ndarray) -> list[int]:
+        """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
+        one back to a previous owner, docs/assignors.md)."""
+        lay = self.lay
+        held = np.flatnonzero(new_owner >= 0)
+        who = new_owner[held]
+        foreign = ~lay.subscribed[who, lay.partition_topic[held]]
+        return np.unique(who[foreign]).tolist() if foreign.any() else []
+
+    def _rejoin_cause(self, rejecting: list[int], new_owner: np.ndarray) -> dict[str, Any]:
+        lay = self.lay
+        what = []
+        for i in rejecting:
+            held = np.flatnonzero(new_owner == i)
+            bad = held[~lay.subscribed[i, lay.partition_topic[held]]]
+            names = sorted({lay.live_names[t] for t in lay.partition_topic[bad].tolist()})
+            what.append(f"{lay.member_ids[i]} got partitions of {', '.join(names)}, which it does not subscribe to")
+        return {"type": "rejoin", "members": [lay.member_ids[i] for i in rejecting],
+                "reason": "; ".join(what) + ": its consumer rejects the assignment and rejoins at once",
+                "source": self.cause["source"]}
 
     def _failed_round(self, name: str, generation: int, first: bool, owner: np.ndarray,
                       err: KafkaAssignorError) -> _Round:

@@ -221,7 +221,8 @@ class Reference:
 
     def _rebalance(self, s: str) -> None:
         first = True
-        while True:
+        rejoin: dict[str, tuple[list, int]] = {}  # members that rejected their last assignment
+        for _ in range(1 + Limits().max_followup_rounds):
             members = {}
             for mid, m in self.members.items():
                 owned = self.assignment[s][mid]
@@ -230,24 +231,31 @@ class Reference:
                     owned = carried
                 if s == COOPERATIVE:
                     owned = [tp for tp in owned if tp[0] in m["topics"]]
-                members[mid] = Member(m["topics"], owned, self.member_gen[s][mid], m["rack"], m["instance_id"])
+                owned, gen = rejoin.get(mid, (owned, self.member_gen[s][mid]))
+                members[mid] = Member(m["topics"], owned, gen, m["rack"], m["instance_id"])
             topics = {t: n for t, n in self.topics.items() if n > 0}
             racks = {t: rows for t, rows in self.racks.items() if t in topics}
+            phase = ("revoke" if first else "followup") if s == COOPERATIVE else (
+                "incremental" if s in ("uniform", "server-range") else "eager")
             try:
                 result = assign(s, topics, members, racks or None)
-            except KafkaAssignorError:  # Kafka's leader fails: a record, nothing changes
-                phase = "eager" if s != COOPERATIVE else "revoke" if first else "followup"
-                self.rounds[s].append((phase, self.gen[s] + 1, dict(self.assignment[s])))
+            except KafkaAssignorError:  # Kafka's leader fails: a generation in which nothing changes
+                self.gen[s] += 1
+                self.rounds[s].append((phase, self.gen[s], dict(self.assignment[s])))
                 return
             self.gen[s] += 1
             self.assignment[s] = result
             for mid in self.members:
                 self.member_gen[s][mid] = self.gen[s]
-            phase = ("revoke" if first else "followup") if s == COOPERATIVE else (
-                "incremental" if s in ("uniform", "server-range") else "eager")
             self.rounds[s].append((phase, self.gen[s], dict(result)))
             first = False
-            if s != COOPERATIVE or all(set(m.owned) <= set(result[mid]) for mid, m in members.items()):
+            # a consumer given a topic it does not subscribe to rejects the assignment and rejoins with what
+            # it reported (eager: its old userData generation; cooperative: the current generation)
+            rejecting = [mid for mid in members if any(t not in members[mid].topics for t, _ in result[mid])]
+            rejoin = {mid: (list(members[mid].owned), self.gen[s] if s == COOPERATIVE else members[mid].generation)
+                      for mid in rejecting}
+            if not rejecting and (s != COOPERATIVE or all(set(m.owned) <= set(result[mid])
+                                                          for mid, m in members.items())):
                 return
 
 
@@ -614,7 +622,7 @@ def test_kafka_assignor_error_gives_an_error_record_and_keeps_the_assignment() -
     assert failed["generation"] == decode(before).strategies["sticky"].generation + 1
     assert "error" not in next(d for d in diffs if d["strategy"] == COOPERATIVE)  # its owned lacks the topic
     old, new = decode(before).strategies["sticky"], decode(after).strategies["sticky"]
-    assert new.generation == old.generation  # no completed round
+    assert new.generation == old.generation + 1  # the failed round's generation, nothing assigned
     # the previous assignment stays (the rejoining member has nothing; nobody else changed)
     names = {i: m.id for i, m in enumerate(decode(after).members)}
     old_names = {i: m.id for i, m in enumerate(decode(before).members)}
@@ -635,3 +643,22 @@ def test_weight_on_join_reaches_weighted_sticky_and_a_new_weight_rebalances() ->
 def test_a_bad_weight_is_a_dead_letter(weight: object) -> None:
     _, diffs, dead = run([parts({"t": 2}), join("a", ["t"], weight=weight)], PipelineConfig(strategies=("sticky",)))
     assert not diffs and len(dead) == 1 and "field 'weight'" in dead[0]["reason"]
+
+
+def test_a_member_given_a_topic_it_does_not_subscribe_to_rejoins() -> None:
+    # g-m1 owned t1 partitions, left, and rejoins for t9 and t0: Kafka's sticky engine hands t1-2 back
+    # to it (its prevAssignment), its consumer rejects that and rejoins; with its old userData every round
+    # ends the same way, a rebalance storm the follow-up cap cuts short
+    events = [join("g-m1", ["t1"]), join("g-m4", ["t1"]), parts({"t1": 4}), join("g-m13", ["t1", "t2"]),
+              parts({"t0": 4}), join("g-m23", ["t9", "t0"]), join("g-m17", ["t0"]),
+              {"group": "g", "type": "leave", "member": "g-m1"}, join("g-m1", ["t9", "t0"])]
+    config = PipelineConfig(strategies=("sticky",))
+    before, _, _ = run(events[:-1], config)
+    _, diffs, dead = run(events[-1:], config, before)
+    assert not dead
+    first, *rejoins = diffs
+    assert first["cause"]["type"] == "join" and first["changes"]["g-m1"]["assigned"] == {"t1": [2]}
+    assert len(rejoins) == Limits().max_followup_rounds and rejoins[-1]["unconverged"] is True
+    for d in rejoins:
+        assert d["cause"]["type"] == "rejoin" and d["cause"]["members"] == ["g-m1"]
+        assert "t1" in d["cause"]["reason"] and d["cause"]["source"] == first["cause"]["source"]

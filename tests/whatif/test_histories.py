@@ -172,3 +172,34 @@ def test_phase_says_how_a_strategy_pauses(name, history_records):
         assert r["phase"] in phases[r["strategy"]], r
         if r["phase"] != "eager":
             assert r["paused"] == r["revoked"], r
+
+
+def test_mixed_instance_sizes_carry_weights():
+    evs = events("mixed-instance-sizes")
+    weights = [e.get("weight") for e in evs if e["type"] == "join"]
+    assert set(weights) == {1, 2, 4}
+    joins: dict[str, list] = {}
+    for e in evs:
+        if e["type"] == "join":
+            joins.setdefault(e["member"], []).append(e["weight"])
+    assert [w for w in joins.values() if len(w) > 1] == [[2, 4]]  # a medium instance resized to large
+
+
+def test_weighted_sticky_loads_follow_the_instance_sizes(history_records):
+    held: dict[str, set] = {}
+    for d in history_records("mixed-instance-sizes"):
+        if d["strategy"] != "weighted-sticky":
+            continue
+        for member, c in d["changes"].items():
+            mine = held.setdefault(member, set())
+            mine -= {(t, p) for t, ps in c["revoked"].items() for p in ps}
+            mine |= {(t, p) for t, ps in c["assigned"].items() for p in ps}
+    weight = {}
+    for e in events("mixed-instance-sizes"):
+        if e["type"] == "join":
+            weight[e["member"]] = e.get("weight", 1)
+        elif e["type"] == "leave":
+            del weight[e["member"]]
+    total = sum(weight.values())
+    for member, w in weight.items():
+        assert abs(len(held[member]) - 72 * w / total) < 1, (member, w, len(held[member]))

@@ -35,7 +35,7 @@ def expected_row(rounds: list[dict]) -> dict[str, int]:
         "rebalances": len(starts), "rounds": len(rounds), "moves": moves, "min_moves": min_moves,
         "gap": moves - min_moves, "paused": sum(r["paused"] for r in rounds), "max_paused": max(per_rebalance_paused),
         "max_imbalance": max(imbalance), "final_imbalance": imbalance[-1],
-        "final_unassigned": rounds[-1]["unassigned"],
+        "final_unassigned": rounds[-1]["unassigned"], "kafka_errors": sum("error" in r for r in rounds),
     }
 
 
@@ -339,3 +339,16 @@ def test_summary_text_lists_every_strategy_with_its_numbers():
     assert lines[0] == "group g" and "fewest moves for its loads" in lines[1]
     assert lines[2].split()[:6] == ["1", "sticky", "1", "1", "1", "0"]
     assert lines[3].split()[:7] == ["2", "range", "1", "1", "2", "1", "1"]
+
+
+def test_kafka_assignor_errors_are_counted_and_named():
+    base = {"group": "g", "strategy": "sticky", "phase": "eager", "changes": {}, "moves": 0, "min_moves": 0,
+            "assigned": 0, "paused": 0, "load_min": 1, "load_max": 1, "unassigned": 0, "event_ts": None}
+    records = [
+        {**base, "generation": 1, "cause": {"type": "join", "member": "a"}},
+        {**base, "generation": 2, "cause": {"type": "join", "member": "b"},
+         "error": {"exception": "java.lang.NullPointerException", "message": None, "detail": "..."}},
+    ]
+    (row,) = summarize(records)
+    assert row.kafka_errors == 1 and row.rounds == 2
+    assert row.history[-1].cause == "join b (Kafka throws NullPointerException)"
