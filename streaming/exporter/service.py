@@ -107,8 +107,10 @@ class Exporter:
                 consumer.close()
 
     def _consumer(self) -> Any:
-        # a lost broker is noticed within 15 s, and one back is reconnected to within 5 s
-        options = {"request.timeout.ms": "15000", "reconnect.backoff.max.ms": "5000", **self.config.kafka_options,
+        # a lost broker is noticed within 15 s, one back is reconnected to within 5 s, and a fetch buffers at
+        # most 4 MiB of records (kafka-python's default: 50 MiB), which bounds the memory of a catch-up
+        options = {"request.timeout.ms": "15000", "reconnect.backoff.max.ms": "5000", "fetch.max.bytes": "4194304",
+                   **self.config.kafka_options,
                    "bootstrap.servers": self.config.bootstrap}
         return committed_consumer(options, auto_offset_reset="earliest", allow_auto_create_topics=False)
 
