@@ -78,9 +78,11 @@ class Exporter:
         """The text Prometheus scrapes: health rendered now, per-group series rendered once per change."""
         with self.lock:
             key = (self.state.version, self.state.health.caught_up)
-            if self._groups_text[0] != key:
-                self._groups_text = (key, render_groups(self.state))
-            groups = self._groups_text[1]
+            cached_key, groups = self._groups_text
+            snapshot = self.state.snapshot() if cached_key != key else None
+        if snapshot is not None:  # rendered outside the lock: the fold goes on meanwhile
+            groups = render_groups(snapshot)
+            self._groups_text = (key, groups)
         return generate_latest(self.health_registry) + groups
 
     def _app(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
