@@ -184,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             written += args.step
             wait_for(lambda: exporter.samples().get(read, 0) >= written, "records after the restart", 180)
             wait_for(lambda: exporter.samples()["rebalance_exporter_broker_up"] == 1, "broker_up 1 again")
-            print(f"broker back: {args.step:,} more records read {time.monotonic() - started:.1f} s after the "
-                  f"restart; RSS {exporter.rss_mib():.1f} MiB")
+            print(f"broker back: {args.step:,} more records produced and read "
+                  f"{time.monotonic() - started:.1f} s after the restart; RSS {exporter.rss_mib():.1f} MiB")
         finally:
             if exporter is not None:
                 log = exporter.stop()
