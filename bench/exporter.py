@@ -82,7 +82,7 @@ def wait_for(condition: Callable[[], object], what: str, timeout_s: float = 120.
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"not within {timeout_s:.0f} s: {what}")
-        time.sleep(0.2)
+        time.sleep(1.0)
 
 
 def produce_transaction(bootstrap: str, topic: str, values: list[bytes], *, commit: bool = True) -> None:
@@ -111,8 +111,9 @@ def produce_transaction(bootstrap: str, topic: str, values: list[bytes], *, comm
 
 
 def regrouped_diffs(groups: int) -> Iterator[bytes]:
-    """Diff records of the bundled histories, endlessly, spread over `groups` group ids round-robin (the
-    per-group numbers mean nothing; the point is many groups, so that --max-groups is reached early)."""
+    """Diff records of the bundled histories, endlessly, every 8 consecutive ones (about one event under
+    each strategy) under the next of `groups` group ids, round-robin: the per-group numbers mean nothing,
+    the point is many groups with every strategy, so that --max-groups is reached early."""
     from streaming.core.config import PipelineConfig, parse_strategies
     from streaming.core.local import read_jsonl, replay
     from whatif.histories import sample_path
@@ -123,7 +124,7 @@ def regrouped_diffs(groups: int) -> Iterator[bytes]:
     n = 0
     while True:
         for r in records:
-            yield json.dumps({**r, "group": f"{r['group']}-{n % groups}"}, separators=(",", ":")).encode()
+            yield json.dumps({**r, "group": f"group-{n // 8 % groups}"}, separators=(",", ":")).encode()
             n += 1
 
 
@@ -183,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             written += args.step
             wait_for(lambda: exporter.samples().get(read, 0) >= written, "records after the restart", 180)
             wait_for(lambda: exporter.samples()["rebalance_exporter_broker_up"] == 1, "broker_up 1 again")
-            print(f"broker back: {args.step:,} more records read {time.monotonic() - started:.1f} s after the "
-                  f"restart; RSS {exporter.rss_mib():.1f} MiB")
+            print(f"broker back: {args.step:,} more records produced and read "
+                  f"{time.monotonic() - started:.1f} s after the restart; RSS {exporter.rss_mib():.1f} MiB")
         finally:
             if exporter is not None:
                 log = exporter.stop()

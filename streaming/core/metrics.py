@@ -22,6 +22,7 @@ changes nothing but `decode_errors`; `add` returns the reason for the caller to 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -100,6 +101,15 @@ class MetricState:
         self.conformance: dict[tuple[str, str], ConformanceSeries] = {}
         self.health = Health()
         self.version = 0  # counts records folded (and rejected): a cache of the exposition keys on it
+
+    def snapshot(self) -> MetricState:
+        """A copy, for rendering while the fold goes on."""
+        out = copy.copy(self)
+        out.tracked = set(self.tracked)
+        out.strategies = {k: copy.copy(v) for k, v in self.strategies.items()}
+        out.conformance = {k: copy.copy(v) for k, v in self.conformance.items()}
+        out.health = copy.deepcopy(self.health)
+        return out
 
     def add(self, kind: str, value: bytes | None) -> str | None:
         """Fold one record of `kind` (DIFF or CONFORMANCE); returns None, or why it was not decodable."""

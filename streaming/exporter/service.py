@@ -28,7 +28,7 @@ from kafka.errors import KafkaError
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 
 from streaming.core.metrics import CONFORMANCE, DIFF, MetricState
-from streaming.exporter.prometheus import GroupsCollector, HealthCollector
+from streaming.exporter.prometheus import HealthCollector, render_groups
 from streaming.kafka.consumer import committed_consumer
 
 log = logging.getLogger("rebalance.exporter")
@@ -60,8 +60,6 @@ class Exporter:
         self.health_registry = CollectorRegistry()
         self.health_registry.register(HealthCollector(self.state, self.lock, dict(config.topics)))
         ProcessCollector(registry=self.health_registry)  # process_resident_memory_bytes & co.
-        self.groups_registry = CollectorRegistry()
-        self.groups_registry.register(GroupsCollector(self.state, self.lock))
         self._groups_text: tuple[tuple[int, bool], bytes] = ((-1, False), b"")
         self.kinds = {topic: kind for kind, topic in config.topics.items()}
         self.assigned: set[TopicPartition] = set()
@@ -80,9 +78,12 @@ class Exporter:
         """The text Prometheus scrapes: health rendered now, per-group series rendered once per change."""
         with self.lock:
             key = (self.state.version, self.state.health.caught_up)
-        if self._groups_text[0] != key:  # racing scrapes may both render; each result is a valid view
-            self._groups_text = (key, generate_latest(self.groups_registry))
-        return generate_latest(self.health_registry) + self._groups_text[1]
+            cached_key, groups = self._groups_text
+            snapshot = self.state.snapshot() if cached_key != key else None
+        if snapshot is not None:  # rendered outside the lock: the fold goes on meanwhile
+            groups = render_groups(snapshot)
+            self._groups_text = (key, groups)
+        return generate_latest(self.health_registry) + groups
 
     def _app(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
         if environ.get("PATH_INFO", "/") not in ("/", "/metrics"):
@@ -108,8 +109,10 @@ class Exporter:
                 consumer.close()
 
     def _consumer(self) -> Any:
-        # a lost broker is noticed within 15 s, and one back is reconnected to within 5 s
-        options = {"request.timeout.ms": "15000", "reconnect.backoff.max.ms": "5000", **self.config.kafka_options,
+        # a lost broker is noticed within 15 s, one back is reconnected to within 5 s, and a fetch buffers at
+        # most 4 MiB of records (kafka-python's default: 50 MiB), which bounds the memory of a catch-up
+        options = {"request.timeout.ms": "15000", "reconnect.backoff.max.ms": "5000", "fetch.max.bytes": "4194304",
+                   **self.config.kafka_options,
                    "bootstrap.servers": self.config.bootstrap}
         return committed_consumer(options, auto_offset_reset="earliest", allow_auto_create_topics=False)
 

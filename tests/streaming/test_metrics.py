@@ -154,3 +154,13 @@ def test_groups_regex_filters_by_full_match():
 def test_max_groups_must_be_positive():
     with pytest.raises(ValueError, match="max_groups"):
         MetricState(max_groups=0)
+
+
+def test_a_snapshot_does_not_move_with_the_fold():
+    state = MetricState()
+    state.add(DIFF, diff(moves=2))
+    snap = state.snapshot()
+    state.add(DIFF, diff(moves=5, group="h"))
+    assert snap.strategies[("g", "sticky")].moves == 2 and set(snap.strategies) == {("g", "sticky")}
+    assert snap.tracked == {"g"} and snap.health.records[DIFF] == 1 and snap.version == 1
+    assert state.strategies[("g", "sticky")].moves == 2 and state.version == 2
