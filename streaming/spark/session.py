@@ -90,7 +90,22 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register_data_sources(spark)
+    _quiet_accumulator_server()
     return spark
+
+
+def _quiet_accumulator_server() -> None:
+    """PySpark's accumulator server prints a socketserver traceback when the JVM drops its connection while
+    the process stops (seen on Ctrl-C); the project uses no accumulators, so that report is only noise."""
+    from pyspark import accumulators
+
+    def ignore(self: object, request: object, client_address: object) -> None:
+        del self, request, client_address
+
+    for name in ("AccumulatorTCPServer", "AccumulatorUnixServer"):
+        server = getattr(accumulators, name, None)
+        if server is not None:
+            server.handle_error = ignore
 
 
 def register_data_sources(spark: SparkSession) -> list[str]:
