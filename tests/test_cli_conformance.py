@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from assignors import STRATEGIES
 from streaming.cli.main import main
 
 
@@ -40,8 +41,7 @@ def test_lines_summary_and_exit_code_1_when_a_generation_differs(tmp_path: Path,
         "  (+ observed only, - expected only)",
         "g generation 3 range: conforms (moves observed 0, expected 0, min 0)",
         "g generation 4 my-assignor: not checked (protocol 'my-assignor' is not one of the library's strategies "
-        "(range, roundrobin, sticky, cooperative-sticky, uniform, server-range, metaq-default, "
-        "metaq-consistent-hash))",
+        f"({', '.join(STRATEGIES)}))",
         "my-assignor: 1 generations, 0 conform, 0 differ, 1 not checked",
         "range: 3 generations, 2 conform, 1 differ, 0 not checked",
         "total: 4 generations, 2 conform, 1 differ, 1 not checked",
@@ -77,3 +77,15 @@ def test_delete_topic_drops_the_metadata(tmp_path: Path, capsys, deleted: bool) 
         events.append({"group": "g", "type": "delete_topic", "topic": "t"})
     events.append(gen(2, {"a": [], "b": []}))
     assert main(["conformance", write(tmp_path, events)]) == (0 if deleted else 1)
+
+
+def test_kafka_assignor_error_line(tmp_path: Path, capsys) -> None:
+    log = write(tmp_path, [
+        {"group": "g", "type": "partitions", "partitions": {"t": 1}},
+        {"group": "g", "type": "generation", "generation": 3, "protocol": "sticky",
+         "members": {"c0": {"topics": ["t"], "owned": {"t": [985]}, "assigned": {"t": [0]}}}},
+    ])
+    assert main(["conformance", log]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith("g generation 3 sticky: DIFFERS (moves observed 0, min 0): Java's leader would have failed")
+    assert "java.lang.IllegalStateException" in line

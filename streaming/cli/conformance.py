@@ -53,6 +53,9 @@ def describe(record: dict[str, Any]) -> str:
     head = f"{record['group']} generation {record['generation']} {record['protocol']}:"
     if record["conforms"] is None:
         return f"{head} not checked ({record['reason']})"
+    if "error" in record:
+        return (f"{head} DIFFERS (moves observed {record['observed_moves']}, min {record['min_moves']}): "
+                f"Java's leader would have failed: {record['error']}")
     moves = (f"moves observed {record['observed_moves']}, expected {record['expected_moves']}, "
              f"min {record['min_moves']}")
     if record["conforms"]:

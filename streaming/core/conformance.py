@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors import STRATEGIES, Member, assign
+from assignors import STRATEGIES, KafkaAssignorError, Member, assign
 from assignors.optimality import min_moves
 
 Pairs = set[tuple[str, int]]
@@ -51,7 +51,9 @@ def conformance_record(
     `topics` is the group's metadata (topic -> partition count) when the rebalance happened;
     `partition_racks` the replica racks per partition where known (rack-aware assignment, KIP-881).
     `conforms` is None, with a `reason`, when the protocol is not one of the library's strategies, when
-    only some members carry `assigned`, or when the recorded inputs are not a valid assignor input.
+    only some members carry `assigned`, or when the recorded inputs are not a valid assignor input. When
+    Kafka's assignor throws on these inputs (`KafkaAssignorError`) the group cannot have run it: `conforms`
+    is false, `error` names Kafka's exception, and there are no `differences` or `expected_moves`.
     """
     members: Mapping[str, Mapping[str, Any]] = event.get("members") or {}
     if not any("assigned" in m for m in members.values()):
@@ -62,14 +64,24 @@ def conformance_record(
         "protocol": event.get("protocol"),
     }
     reason = _not_comparable(event, members)
+    error = None
     if reason is None:
         inputs = {mid: _member(m) for mid, m in members.items()}
         try:
             result = assign(event["protocol"], topics, inputs, partition_racks)
+        except KafkaAssignorError as exc:
+            error = str(exc)
         except ValueError as exc:
             reason = f"the recorded inputs are not a valid assignor input: {exc}"
     if reason is not None:
         record.update(conforms=None, reason=reason)
+    elif error is not None:
+        # Java's leader would have thrown: no assignment, so a group that completed the generation did not
+        # run Kafka's assignor.
+        observed = {mid: _pairs(m["assigned"]) for mid, m in members.items()}
+        moved = _Moves(topics, inputs)
+        record.update(conforms=False, error=error, observed_moves=moved.moves(observed),
+                      min_moves=moved.min_moves(observed))
     else:
         observed = {mid: _pairs(m["assigned"]) for mid, m in members.items()}
         expected = {mid: set(parts) for mid, parts in result.items()}

@@ -317,3 +317,15 @@ def test_partitions_outside_the_metadata_are_differences_but_not_moves() -> None
     assert record is not None and record["conforms"] is False
     assert record["differences"] == {"c-2": {"observed_only": {"t": [5]}, "expected_only": {}}}
     assert (record["observed_moves"], record["expected_moves"]) == (0, 0)
+
+
+def test_kafka_assignor_error_is_recorded() -> None:
+    """Kafka's sticky assignors throw IllegalStateException when an owned partition is beyond the
+    metadata's count (test_kafka_fidelity.py): a group that got an assignment did not run Kafka's."""
+    event = {"group": "g", "type": "generation", "generation": 3, "protocol": "sticky",
+             "members": {"c0": {"topics": ["t0"], "owned": {"t0": [985]}, "assigned": {"t0": [0]}}}}
+    record = conformance_record(event, {"t0": 1})
+    assert record is not None and record["conforms"] is False
+    assert "java.lang.IllegalStateException" in record["error"] and "t0-985" in record["error"]
+    assert "differences" not in record and "expected_moves" not in record
+    assert (record["observed_moves"], record["min_moves"]) == (0, 0)
