@@ -2,13 +2,17 @@
 
     python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--trickle 150]
                              [--big-partitions 1000000] [--big-members 2000] [--skip throughput,latency,big]
+                             [--master spark://HOST:PORT]
 
-1. Throughput: one generated log (fixed seed) through `local.replay` (the floor: no Spark, no Kafka),
-   `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark, local Kafka
-   broker in and out, exactly-once sink). Events/s and the ratio to the plain loop; Spark start-up and
-   loading the topic are timed apart.
+1. Throughput: one generated log (fixed seed) through `local.replay` (the state machine in a plain loop: no
+   Spark, no Kafka), `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark,
+   local Kafka broker in and out, exactly-once sink), each Spark run next to its *Spark floor*: the same
+   query (source, group key, grouping, state blob read and written back, sink) with `passthrough_step` as
+   the state function, i.e. what Spark itself costs. One table: events/s, the ratio to the plain loop and
+   to the floor; Spark start-up and loading the topic are timed apart.
 2. Latency: `serve` running back to back (processingTime 0) while one event arrives every 100 ms, each a
-   membership change; event produced -> its diff readable (read_committed): p50/p95/max.
+   membership change; event produced -> its diff readable (read_committed): p50/p95/max, for the job and
+   for its Spark floor.
 3. One huge group (1M partitions x 2000 members): the time of one rebalance (a member leaves) through
    the whole pipeline (`replay`, resumed from a checkpoint holding the group), next to `step` alone.
 Progress goes to stderr; the tables to stdout.
@@ -24,8 +28,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from streaming.core.config import PipelineConfig
+from streaming.core.diffs import dumps
+from streaming.core.records import DIFF, OutputRecord, SourceRecord
 
 SEED = 20261121
 TS0 = 1_732_200_000_000
@@ -96,6 +104,21 @@ def big_group_events(partitions: int, members: int) -> Iterator[dict]:
            "partitions": {t: per + (i < extra) for i, t in enumerate(topics)}}
 
 
+def passthrough_step(group: str, state: bytes | None, records: Sequence[SourceRecord], config: PipelineConfig,
+                     now_ms: int) -> tuple[bytes | None, list[OutputRecord]]:
+    """The Spark floor's state function: no state machine. The group's blob goes back as it came (a fixed
+    small one for a new group) and every event comes out once per strategy as a small diff naming its
+    cause's source position (what the latency run matches on): the same rows per event into the sink as
+    the job's one round per strategy, with none of the work behind them."""
+    out = [OutputRecord(DIFF, group, dumps({"group": group, "strategy": name, "cause": {"source": rec.source}}),
+                        (*rec.order, i))
+           for rec in sorted(records, key=lambda r: r.order) for i, name in enumerate(config.strategies)]
+    return (state if state is not None else _FLOOR_BLOB), out
+
+
+_FLOOR_BLOB = bytes(256)
+
+
 # ---- the three measurements -------------------------------------------------------------------------------
 def _rate(n: int, secs: float) -> str:
     return f"{n / secs:,.0f}" if secs > 0 else "-"
@@ -108,7 +131,7 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[
     log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
     say(f"log: {args.events} events over {args.groups} groups -> {log}")
     cfg = _config(args)
-    rows: list[tuple[str, float, str]] = []
+    rows: list[tuple[str, float, str, float | None]] = []  # name, seconds, note, floor seconds
 
     say("plain-Python loop (local.replay)...")
     t = shown = time.perf_counter()
@@ -118,18 +141,27 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[
             shown = time.perf_counter()
             say(f"  {n_out} records, at line {rec.order[1]} of {args.events}")
     local_s = time.perf_counter() - t
-    rows.append(("local.replay (plain Python)", local_s, f"{n_out} records"))
+    rows.append(("local.replay (plain Python)", local_s, f"{n_out} records", None))
     say(f"  {local_s:.1f}s ({_rate(args.events, local_s)} events/s)")
 
     say("warming Spark up (a 200-event replay, not timed)...")
     replay_log(spark, generate_log(work / "warmup.jsonl", 200, 20, seed=SEED + 1), work / "warmup-out", cfg,
                progress=None)
-    say("replay (Spark, files)...")
-    t = time.perf_counter()
-    replay_log(spark, log, work / "replay-out", cfg, max_events_per_batch=args.max_events_per_batch)
-    replay_s = time.perf_counter() - t
-    rows.append(("rebalance replay (Spark, files)", replay_s, f"batches of {args.max_events_per_batch or 'all'}"))
-    say(f"  {replay_s:.1f}s ({_rate(args.events, replay_s)} events/s)")
+
+    def timed_replay(label: str, out: str, **kwargs) -> float:
+        say(f"{label}...")
+        t = time.perf_counter()
+        replay_log(spark, log, work / out, cfg, max_events_per_batch=args.max_events_per_batch, **kwargs)
+        secs = time.perf_counter() - t
+        say(f"  {secs:.1f}s ({_rate(args.events, secs)} events/s)")
+        return secs
+
+    batches = f"batches of {args.max_events_per_batch or 'all'}"
+    floor_files = timed_replay("Spark floor, files (pass-through state function)", "floor-out",
+                               step=passthrough_step)
+    rows.append(("Spark floor, files (pass-through)", floor_files, batches, None))
+    replay_s = timed_replay("replay (Spark, files)", "replay-out")
+    rows.append(("rebalance replay (Spark, files)", replay_s, batches, floor_files))
 
     from streaming.kafka.broker import LocalBroker
     from streaming.kafka.loader import load_log
@@ -138,26 +170,40 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[
 
     with LocalBroker() as broker:
         topics = ServeTopics()
+        floor_topics = ServeTopics(diffs="floor.diffs", dead_letter="floor.dead-letter")
         ensure_serve_topics(broker.bootstrap, topics)
+        ensure_serve_topics(broker.bootstrap, floor_topics)
         say("loading the events topic...")
         t = time.perf_counter()
         load_log(log, broker.bootstrap, topics.events, progress=None)
         load_s = time.perf_counter() - t
-        say(f"  loaded in {load_s:.1f}s; serve --once (Spark, Kafka, exactly-once sink)...")
-        t = time.perf_counter()
-        serve_events(spark, broker.bootstrap, cfg, checkpoint=str(work / "serve-ckpt"), topics=topics, once=True,
-                     max_events_per_batch=args.max_events_per_batch)
-        serve_s = time.perf_counter() - t
-    rows.append(("rebalance serve --once (Spark, Kafka)", serve_s, f"+ {load_s:.1f}s to load the topic"))
-    say(f"  {serve_s:.1f}s ({_rate(args.events, serve_s)} events/s)")
+        say(f"  loaded in {load_s:.1f}s")
+
+        def timed_serve(label: str, ckpt: str, **kwargs) -> float:
+            say(f"{label}...")
+            t = time.perf_counter()
+            serve_events(spark, broker.bootstrap, cfg, checkpoint=str(work / ckpt), once=True,
+                         max_events_per_batch=args.max_events_per_batch, **kwargs)
+            secs = time.perf_counter() - t
+            say(f"  {secs:.1f}s ({_rate(args.events, secs)} events/s)")
+            return secs
+
+        floor_kafka = timed_serve("Spark floor, Kafka (pass-through state function)", "floor-ckpt",
+                                  topics=floor_topics, step=passthrough_step)
+        serve_s = timed_serve("serve --once (Spark, Kafka, exactly-once sink)", "serve-ckpt", topics=topics)
+    rows.append(("Spark floor, Kafka (pass-through)", floor_kafka, "exactly-once sink", None))
+    rows.append(("rebalance serve --once (Spark, Kafka)", serve_s, f"+ {load_s:.1f}s to load the topic",
+                 floor_kafka))
     print(f"\nThroughput: {args.events:,} events, {args.groups:,} groups, strategies {','.join(cfg.strategies)}")
-    print(f"{'path':40} {'seconds':>9} {'events/s':>10} {'vs plain loop':>14}  note")
-    for name, secs, note in rows:
-        print(f"{name:40} {secs:9.1f} {_rate(args.events, secs):>10} {local_s / secs:13.2f}x  {note}")
-    return rows
+    print(f"{'path':40} {'seconds':>9} {'events/s':>10} {'vs plain loop':>14} {'vs its floor':>13}  note")
+    for name, secs, note, floor in rows:
+        vs_floor = f"{floor / secs:12.2f}x" if floor else f"{'':>13}"
+        print(f"{name:40} {secs:9.1f} {_rate(args.events, secs):>10} {local_s / secs:13.2f}x {vs_floor}  {note}")
+    return [(name, secs, note) for name, secs, note, _ in rows]
 
 
-def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
+def bench_latency(args: argparse.Namespace, spark, work: Path, *, floor: bool = False) -> list[float]:
+    """Latency of the job, or with `floor` of its Spark floor (`passthrough_step`)."""
     from kafka import KafkaConsumer, KafkaProducer
 
     from assignors.partitioner import partition_for_key
@@ -184,7 +230,8 @@ def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
 
         for g in groups:
             send({"group": g, "type": "partitions", "partitions": {f"{g}.t": 12}})
-        query = start_serve(spark, broker.bootstrap, cfg, checkpoint=str(work / "latency-ckpt"), topics=topics)
+        query = start_serve(spark, broker.bootstrap, cfg, checkpoint=str(work / f"latency-ckpt-{floor}"), topics=topics,
+                            **({"step": passthrough_step} if floor else {}))
         arrived: dict[tuple[int, int], float] = {}
         measured: list[tuple[int, int]] = []
         stop = threading.Event()
@@ -227,8 +274,9 @@ def bench_latency(args: argparse.Namespace, spark, work: Path) -> list[float]:
     lat = [arrived[k] - produced[k] for k in measured if k in arrived]
     missing = len(measured) - len(lat)
     q = statistics.quantiles(lat, n=20, method="inclusive") if len(lat) >= 2 else [float("nan")] * 19
-    print(f"\nLatency, event produced -> its diff readable (read_committed), one event / 100 ms, "
-          f"processingTime 0, strategies {','.join(cfg.strategies)}:")
+    print(f"\nLatency{' of the Spark floor (pass-through state function)' if floor else ''}, event produced -> "
+          f"its diff readable (read_committed), one event / 100 ms, processingTime 0, "
+          f"strategies {','.join(cfg.strategies)}:")
     print(f"  events {len(lat)} (missing {missing})   p50 {statistics.median(lat) * 1000:,.0f} ms   "
           f"p95 {q[18] * 1000:,.0f} ms   max {max(lat) * 1000:,.0f} ms")
     return lat
@@ -293,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--big-members", type=int, default=2_000)
     p.add_argument("--skip", default="", help="comma-separated: throughput, latency, big")
     p.add_argument("--workdir", default=None, help="keep logs and outputs here (default: a temp dir)")
+    p.add_argument("--master", default="local[2]", help="Spark master, e.g. spark://HOST:PORT (default: %(default)s)")
     args = p.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
 
@@ -301,13 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         work = Path(args.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        say("starting Spark (local[2])...")
+        say(f"starting Spark ({args.master})...")
         t = time.perf_counter()
-        spark = build_spark(app_name="bench-pipeline")
+        spark = build_spark(app_name="bench-pipeline", master=args.master)
         say(f"  Spark up in {time.perf_counter() - t:.1f}s")
         if "throughput" not in skip:
             bench_throughput(args, spark, work)
         if "latency" not in skip:
+            bench_latency(args, spark, work, floor=True)
             bench_latency(args, spark, work)
         if "big" not in skip:
             bench_big_group(args, spark, work)

@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -30,12 +30,16 @@ from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from streaming.core import events, group_state
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.lines import SIZE_HEADER, true_size
-from streaming.core.records import KINDS, SourceRecord
+from streaming.core.records import KINDS, OutputRecord, SourceRecord
 from streaming.spark.faults import pause_point
 from streaming.spark.schemas import ORDER_COLUMNS, STATE_SCHEMA, STEP_SCHEMA
 
 STATE_VERSION = 1
 SOURCES = ("kafka", "files")  # how a row's (topic, partition, offset) reads as a source position
+
+Step = Callable[[str, bytes | None, Sequence[SourceRecord], PipelineConfig, int],
+                tuple[bytes | None, list[OutputRecord]]]
+"""The state function's signature: `group_state.step`, or a stand-in that measures Spark alone (bench.pipeline)."""
 
 
 def _null(v: Any) -> bool:
@@ -79,13 +83,14 @@ def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
 
 
 def _apply_group(
-    key: tuple[str], pdfs: Iterator[pd.DataFrame], state: GroupState, *, config: PipelineConfig, source: str
+    key: tuple[str], pdfs: Iterator[pd.DataFrame], state: GroupState, *, config: PipelineConfig, source: str,
+    step: Step,
 ) -> Iterator[pd.DataFrame]:
     """One group's rows of one micro-batch through `step`; state written back or dropped."""
     (group,) = key
     records = _records(pd.concat(list(pdfs), ignore_index=True), source)
     blob = bytes(state.get[1]) if state.exists else None
-    new_blob, outputs = group_state.step(group, blob, records, config, state.getCurrentProcessingTimeMs())
+    new_blob, outputs = step(group, blob, records, config, state.getCurrentProcessingTimeMs())
     ctx = TaskContext.get()
     pause_point("state", ctx.getLocalProperty("streaming.sql.batchId") if ctx else None)
     if new_blob is not None:  # always: in PySpark 4.3.0 a state left without update() was found dropped
@@ -108,12 +113,14 @@ def build_pipeline(
     topics: Mapping[str, str],
     *,
     source: str = "kafka",
+    step: Step = group_state.step,
 ) -> DataFrame:
     """`source_df` in the Kafka source schema -> `topic string, key string, value binary` plus each record's
     source order (`ORDER_COLUMNS`: the files sink writes a batch in that order; the Kafka sink ignores it).
 
     `topics` maps each output kind (`KINDS`) to its topic; `source` says whether rows come
-    from Kafka (positions `{"topic", "partition", "offset"}`) or from JSONL files (`{"file", "line"}`).
+    from Kafka (positions `{"topic", "partition", "offset"}`) or from JSONL files (`{"file", "line"}`);
+    `step` is the state function applied per group and micro-batch.
     """
     if source not in SOURCES:
         raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
@@ -130,7 +137,7 @@ def build_pipeline(
                               F.unix_millis("timestamp").alias("ts_ms"), claimed)
     parsed = parsed.select(group_keys("value", "key", "size").alias("group"), *parsed.columns)
     stepped = parsed.groupBy("group").applyInPandasWithState(
-        functools.partial(_apply_group, config=config, source=source),
+        functools.partial(_apply_group, config=config, source=source, step=step),
         STEP_SCHEMA, STATE_SCHEMA, "Append", GroupStateTimeout.NoTimeout,
     )
     route = F.create_map(*(F.lit(x) for kind in KINDS for x in (kind, topics[kind])))

@@ -18,11 +18,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from streaming.core import group_state
 from streaming.core.config import PipelineConfig
 from streaming.core.local import clear_batches
 from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
 from streaming.kafka.topics import ServeTopics, unreachable
-from streaming.spark.job import await_query, build_pipeline, start_query
+from streaming.spark.job import Step, await_query, build_pipeline, start_query
 from streaming.spark.jsonl_sink import read_records
 
 DEFAULT_TOPICS = ServeTopics()
@@ -38,11 +39,12 @@ def start_serve(
     once: bool = False,
     max_events_per_batch: int | None = None,
     kafka_options: Mapping[str, str] | None = None,
+    step: Step = group_state.step,
 ) -> StreamingQuery:
     """Start the service's streaming query (topics must exist); the caller waits for or stops it.
 
     The source reads the events topic from the earliest offset on a new checkpoint; `once` processes what
-    is there when it starts, then stops (Trigger.AvailableNow)."""
+    is there when it starts, then stops (Trigger.AvailableNow). `step`: see `job.build_pipeline`."""
     client = {f"kafka.{k}": v for k, v in (kafka_options or {}).items()}
     client["kafka.bootstrap.servers"] = bootstrap
     reader = (spark.readStream.format("rebalance-kafka").options(**client)
@@ -50,7 +52,7 @@ def start_serve(
     if max_events_per_batch:
         reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
     output = build_pipeline(spark, reader.load(), config, {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter},
-                            source="kafka")
+                            source="kafka", step=step)
     return start_query(output, "rebalance-kafka-eos", client, str(checkpoint), once=once)
 
 
@@ -80,12 +82,13 @@ def replay_log(
     max_events_per_batch: int | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     progress=sys.stderr,
+    step: Step = group_state.step,
 ) -> int:
     """Run the pipeline over `log` until every line is processed; returns the number of events read.
 
     Without `checkpoint` every run starts from the first line (a temporary checkpoint, earlier batch files
     removed) and reads a last line that has no newline; with one it resumes, and such a line is left for a
-    later run (`core.lines`)."""
+    later run (`core.lines`). `step`: see `job.build_pipeline`."""
     out = Path(out)
     own = checkpoint is None
     ckpt = Path(tempfile.mkdtemp(prefix="rebalance-replay-ckpt-")) if own else Path(checkpoint)
@@ -97,7 +100,7 @@ def replay_log(
                   .option("completeLog", str(own).lower()))  # a run that cannot resume reads an unended last line
         if max_events_per_batch:
             reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
-        output = build_pipeline(spark, reader.load(), config, REPLAY_DIRS, source="files")
+        output = build_pipeline(spark, reader.load(), config, REPLAY_DIRS, source="files", step=step)
         query = start_query(output, "rebalance-files", {"path": str(out)}, str(ckpt), once=True)
         return await_query(query, "replay", out=progress)
     finally:
