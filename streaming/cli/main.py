@@ -84,8 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("assign", help="one assignment of a snapshot JSON, printed as JSON")
-    p.add_argument("--strategy", required=True, metavar="NAME", help=f"one of: {', '.join(STRATEGIES)}")
+    p = sub.add_parser("assign", help="one assignment of a snapshot JSON, printed as JSON",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="strategies:\n" + "\n".join(f"  {name}" for name in STRATEGIES))
+    p.add_argument("--strategy", required=True, metavar="NAME", help="one of the strategies listed below")
     p.add_argument("snapshot", metavar="SNAPSHOT.json",
                    help='{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], ...}}}')
     p.set_defaults(run="streaming.cli.assign:run")
@@ -121,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records out (default: %(default)s)")
     p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
                    help="invalid events with the reason (default: %(default)s)")
+    p.add_argument("--conformance-topic", default="rebalance.conformance",
+                   help="per recorded generation: what Kafka's assignor computes vs what the group got "
+                        "(default: %(default)s)")
     p.add_argument("--checkpoint", default="checkpoints/serve", metavar="DIR",
                    help="Spark checkpoint: state and offsets (default: %(default)s)")
     p.add_argument("--once", action="store_true", help="process what is there, then exit")

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         check_writable_file(args.report, "--report")
     resume = check_checkpoint(args.checkpoint, "replay") if args.checkpoint else None
-    from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
+    from streaming.core.records import CONFORMANCE, DEAD_LETTER, DIFF, REPLAY_DIRS
 
     out = Path(args.out)
     started = time.monotonic()
@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     ratio = dead / events if events else 0.0
     print(f"replayed {events:,} events in {seconds:.1f} s ({engine} engine): {written[DIFF]:,} diff records in "
           f"{out / REPLAY_DIRS[DIFF]}/, {dead:,} dead letters ({ratio:.1%}) in {out / REPLAY_DIRS[DEAD_LETTER]}/")
+    if written[CONFORMANCE]:
+        print(f"{written[CONFORMANCE]:,} conformance records in {out / REPLAY_DIRS[CONFORMANCE]}/")
     if args.checkpoint:
         for f in files:
             if unterminated(f):

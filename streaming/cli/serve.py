@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
 
-    topics = ServeTopics(args.events_topic, args.diffs_topic, args.dead_letter_topic)
+    topics = ServeTopics(args.events_topic, args.diffs_topic, args.dead_letter_topic, args.conformance_topic)
     try:
         ensure_serve_topics(args.bootstrap, topics, options)
     except (KafkaError, OSError) as exc:

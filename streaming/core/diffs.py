@@ -28,6 +28,11 @@ _PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+# a diff record's `phase`: eager (all held partitions paused), incremental (KIP-848: only what moves),
+# a cooperative revoke round and its follow-ups, or a static member's replacement (no round)
+PHASES = ("eager", "incremental", "revoke", "followup", "replace")
+
+
 def dumps(obj: Any) -> bytes:
     return _ENCODER.encode(obj).encode("utf-8")
 

@@ -23,6 +23,7 @@ and remember the members that left.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from streaming.core.config import Limits, PipelineConfig
+from streaming.core.conformance import conformance_record
 from streaming.core.events import (
     DeleteGroup,
     DeleteTopic,
@@ -42,7 +44,7 @@ from streaming.core.events import (
     Subscribe,
     parse_event,
 )
-from streaming.core.layout import Relayout, new_partitions, relayout
+from streaming.core.layout import NewPartitions, Relayout, new_partitions, relayout
 from streaming.core.observed import OBSERVED, observed_round, relaid, skipped_generations
 from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
@@ -123,6 +125,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     observed = old.strategies.get(OBSERVED)  # what the real group did: only `generation` events change it
     if isinstance(ev, Generation):
         strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts)
+        _conformance(shape, parts, emit, event_ts)
     elif observed is not None:
         strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
     return GroupState(
@@ -134,6 +137,28 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=_departed(old, shape, lay, config.limits),  # 4. remember who left
     )
+
+
+def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_ts: int | None) -> None:
+    """The conformance record of a `generation` event: what Kafka's assignor computes from the recorded
+    inputs against what the group got. It reads the event's own JSON, which keeps every member's `owned`
+    and `owned_generation` (the parsed event keeps only what the state machine needs)."""
+    sizes = parts.sizes.tolist()
+    topics = {t: n for t, n in zip(shape.topics, sizes, strict=True) if n > 0}
+    racks = None
+    if parts.rack_bits is not None:
+        names, bits, start, racks = shape.rack_names, parts.rack_bits.tolist(), 0, {}
+        for t, n in zip(shape.topics, sizes, strict=True):
+            if n > 0:
+                racks[t] = [[r for i, r in enumerate(names) if b >> i & 1] for b in bits[start:start + n]]
+            start += n
+    record = conformance_record(json.loads(emit.rec.value), topics, racks)
+    if record is not None:
+        if record.get("ts") is None:
+            record["ts"] = event_ts
+        if record.get("source") is None:
+            record["source"] = emit.rec.source
+        emit.conformance(record)
 
 
 def _cause(ev: Event, shape: GroupShape, source: dict, observed: StrategyState | None) -> dict[str, Any]:

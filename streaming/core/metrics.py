@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.registry import STRATEGIES
+from streaming.core.diffs import PHASES
 
 DIFF = "diff"
 CONFORMANCE = "conformance"
 OBSERVED = "observed"  # the pseudo-strategy of captured groups: what the real group's leader assigned
 OTHER = "__other__"  # the pseudo-group that holds the counters of groups beyond max_groups
 OTHER_PROTOCOL = "other"
-PHASES = ("eager", "revoke", "followup", "replace")
 KNOWN_STRATEGIES = frozenset((*STRATEGIES, OBSERVED))
 
 _COUNTS = ("members", "partitions", "unassigned", "paused", "load_min", "load_max", "moves")

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from streaming.core.config import Limits
-from streaming.core.diffs import dead_letter_record, diff_records
+from streaming.core.diffs import dead_letter_record, diff_records, dumps
 
 DIFF = "diff"
 DEAD_LETTER = "dead-letter"
-KINDS = (DIFF, DEAD_LETTER)
-REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter"}  # a replay's output kinds = subdirectories of --out
+CONFORMANCE = "conformance"  # a recorded generation against Kafka's assignor (streaming.core.conformance)
+KINDS = (DIFF, DEAD_LETTER, CONFORMANCE)
+REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter", CONFORMANCE: "conformance"}  # subdirectories of --out
 
 
 def batch_file_name(batch_id: int) -> str:
@@ -37,9 +38,9 @@ class SourceRecord:
 
 @dataclass(frozen=True)
 class OutputRecord:
-    """One output record for the diffs sink or the dead-letter sink."""
+    """One output record for one of the sinks (`KINDS`)."""
 
-    kind: str  # DIFF or DEAD_LETTER
+    kind: str  # one of KINDS
     key: str  # group id ("" if unknown)
     value: bytes  # UTF-8 JSON
     order: tuple[int, int, int]  # (source order..., seq within that source record)
@@ -66,6 +67,9 @@ class Emitter:
             event_ts=self.rec.timestamp_ms, emitted_ts=self.now_ms, max_bytes=self.limits.max_record_bytes,
             original_bytes=self.rec.size,
         ))
+
+    def conformance(self, record: dict[str, Any]) -> None:
+        self._add(CONFORMANCE, dumps(record))
 
     def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None) -> None:
         tail = {**metrics, "event_ts": event_ts, "emitted_ts": self.now_ms}

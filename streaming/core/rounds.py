@@ -84,8 +84,7 @@ class StrategyRounds:
             metrics = build_metrics(owner if not first else prev_new, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality)
-            phase = ("revoke" if first else "followup") if name in COOPERATIVE else (
-                "incremental" if name in INCREMENTAL else "eager")
+            phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
@@ -136,8 +135,7 @@ class StrategyRounds:
         lay = self.lay
         metrics = build_metrics(owner, owner, lay.partition_topic, lay.subscribed, assigned=0, revoked=0, paused=0,
                                 optimality=self.config.optimality)
-        phase = "eager" if name not in COOPERATIVE else "revoke" if first else "followup"
-        head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
+        head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": _phase(name, first),
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
         return _Round(head, {}, metrics)
@@ -224,6 +222,13 @@ class StrategyRounds:
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
         self.emit.diff(head, changes, metrics, self.event_ts)
+
+
+def _phase(name: str, first: bool) -> str:
+    """A round's `phase` (`diffs.PHASES`): how the strategy's protocol pauses partitions in it."""
+    if name in COOPERATIVE:
+        return "revoke" if first else "followup"
+    return "incremental" if name in INCREMENTAL else "eager"
 
 
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:

@@ -27,14 +27,17 @@ class ServeTopics:
     events: str = "rebalance.events"
     diffs: str = "rebalance.diffs"
     dead_letter: str = "rebalance.dead-letter"
-    partitions: Mapping[str, int] = field(default_factory=lambda: {"events": 2, "diffs": 2, "dead_letter": 1})
+    conformance: str = "rebalance.conformance"
+    partitions: Mapping[str, int] = field(
+        default_factory=lambda: {"events": 2, "diffs": 2, "dead_letter": 1, "conformance": 1})
 
 
 def ensure_serve_topics(bootstrap: str, topics: ServeTopics, kafka_options: Mapping[str, str] | None = None) -> None:
-    """Create the events, diffs and dead-letter topics if missing (existing ones are left as they are)."""
+    """Create the service's topics if missing (existing ones are left as they are)."""
     n = topics.partitions
     ensure_topics(bootstrap, {topics.events: n["events"], topics.diffs: n["diffs"],
-                              topics.dead_letter: n["dead_letter"]}, kafka_options=kafka_options)
+                              topics.dead_letter: n["dead_letter"], topics.conformance: n["conformance"]},
+                  kafka_options=kafka_options)
 
 
 def ensure_topics(bootstrap: str, topics: Mapping[str, int], configs: Mapping[str, str] | None = None,

@@ -21,7 +21,7 @@ from pyspark.sql.streaming import StreamingQuery
 from streaming.core import group_state
 from streaming.core.config import PipelineConfig
 from streaming.core.local import clear_batches
-from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
+from streaming.core.records import CONFORMANCE, DEAD_LETTER, DIFF, REPLAY_DIRS
 from streaming.kafka.topics import ServeTopics, unreachable
 from streaming.spark.job import Step, await_query, build_pipeline, start_query
 from streaming.spark.jsonl_sink import read_records
@@ -51,7 +51,8 @@ def start_serve(
               .option("subscribe", topics.events).option("startingOffsets", "earliest"))
     if max_events_per_batch:
         reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
-    output = build_pipeline(spark, reader.load(), config, {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter},
+    sinks = {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter, CONFORMANCE: topics.conformance}
+    output = build_pipeline(spark, reader.load(), config, sinks,
                             source="kafka", step=step)
     return start_query(output, "rebalance-kafka-eos", client, str(checkpoint), once=once)
 
@@ -109,5 +110,5 @@ def replay_log(
 
 
 def read_output(out: str | os.PathLike[str], kind: str = DIFF) -> list[dict[str, Any]]:
-    """The records a replay wrote for `kind` (`DIFF` or `DEAD_LETTER`), in batch order."""
+    """The records a replay wrote for `kind` (one of `KINDS`), in batch order."""
     return [json.loads(line) for line in read_records(Path(out) / REPLAY_DIRS[kind])]

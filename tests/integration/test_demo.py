@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from streaming.cli.demo import sample_logs
 from streaming.cli.main import main
 
 pytestmark = [pytest.mark.spark, pytest.mark.kafka]
@@ -23,10 +24,10 @@ def test_demo_prints_one_line_per_strategy_the_report_path_and_next_steps(spark,
 
     page = report.read_text(encoding="utf-8")
     summaries = re.findall(r'<table class="summary" data-group="[^"]*">(.*?)</table>', page, re.S)
-    assert len(summaries) == 8  # one ranking table per bundled history
+    assert len(summaries) == len(sample_logs())  # one ranking table per bundled history
     expected = [(strategy, int(moves), int(paused)) for table in summaries
                 for strategy, moves, paused in re.findall(r'<tr class="[^"]*" data-strategy="([^"]+)">.*?'
                                                           r'data-col="moves">(\d+)<.*?data-col="paused">(\d+)<', table)]
     lines = re.findall(r"^  (\S+)\s+moved\s+([\d,]+)\s+paused\s+([\d,]+)", out, re.M)
     assert [(s, int(m.replace(",", "")), int(p.replace(",", ""))) for s, m, p in lines] == expected
-    assert len(expected) == 8 * 2  # the default strategies
+    assert len(expected) == len(sample_logs()) * 2  # the default strategies

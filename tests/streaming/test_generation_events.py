@@ -8,20 +8,26 @@ import json
 from assignors import Member, assign
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.group_state import step
-from streaming.core.records import SourceRecord
+from streaming.core.records import CONFORMANCE, DEAD_LETTER, DIFF, KINDS, SourceRecord
 from streaming.core.state_codec import decode
 
 CONFIG = PipelineConfig(("sticky", "cooperative-sticky"), Limits())
 
 
-def run(events: list[dict], state: bytes | None = None) -> tuple[bytes | None, list[dict], list[dict]]:
-    diffs, dead = [], []
+def outputs(events: list[dict], state: bytes | None = None) -> tuple[bytes | None, dict[str, list[dict]]]:
+    """The events one at a time through `step`: the state, and the records of each kind."""
+    out: dict[str, list[dict]] = {kind: [] for kind in KINDS}
     for i, e in enumerate(events, 1):
         rec = SourceRecord(json.dumps(e).encode(), None, {"file": "log", "line": i}, (0, i), 1000 + i)
-        state, out = step("g", state, [rec], CONFIG, now_ms=42)
-        for o in out:
-            (diffs if o.kind == "diff" else dead).append(json.loads(o.value))
-    return state, diffs, dead
+        state, emitted = step("g", state, [rec], CONFIG, now_ms=42)
+        for o in emitted:
+            out[o.kind].append(json.loads(o.value))
+    return state, out
+
+
+def run(events: list[dict], state: bytes | None = None) -> tuple[bytes | None, list[dict], list[dict]]:
+    state, out = outputs(events, state)
+    return state, out[DIFF], out[DEAD_LETTER]
 
 
 def gen(n: int, members: dict, protocol: str | None = "range") -> dict:
@@ -160,3 +166,23 @@ def test_invalid_generation_events_are_dead_letters() -> None:
         _state, diffs, dead = run([PARTS, event])
         assert diffs == [] and len(dead) == 1, event
         assert dead[0]["reason"].startswith(reason), (dead[0]["reason"], reason)
+
+
+def test_a_generation_with_assignments_gets_a_conformance_record() -> None:
+    """The recorded inputs (owned, generations) as the leader saw them, Kafka's range result vs the group's."""
+    owned = {"a": m({"t": [0, 1]}, owned={"t": [0, 1]}, owned_generation=6),
+             "b": m({"t": [2, 3]}, owned={"t": [2, 3]}, owned_generation=6)}
+    _, out = outputs([PARTS, gen(7, owned), gen(8, {"a": m({"t": [0, 1, 2]}), "b": m({"t": [3]})}),
+                      gen(9, {"a": m(), "b": m()})])
+    conf = out[CONFORMANCE]
+    assert [(c["generation"], c["conforms"]) for c in conf] == [(7, True), (8, False)]  # 9 carries no `assigned`
+    assert conf[0]["source"] == {"file": "log", "line": 2} and conf[0]["ts"] == 1002
+    assert conf[1]["differences"] == {"a": {"observed_only": {"t": [2]}, "expected_only": {}},
+                                      "b": {"observed_only": {}, "expected_only": {"t": [2]}}}
+    assert out[DEAD_LETTER] == []
+
+
+def test_an_unknown_protocol_gets_a_record_without_a_verdict() -> None:
+    _, out = outputs([PARTS, gen(3, {"a": m({"t": [0, 1, 2, 3]})}, protocol="my-custom")])
+    (record,) = out[CONFORMANCE]
+    assert record["conforms"] is None and "my-custom" in record["reason"]
