@@ -77,6 +77,10 @@ STRATEGY_INFO = {
     "metaq-consistent-hash": StrategyInfo(
         "MetaQ (Metamorphosis) client — not available in Kafka", "everything held (each consumer rebalances alone)",
         "MetaQ consumer: ConsisHashStrategy (for comparison only; no Kafka setting)"),
+    "weighted-sticky": StrategyInfo(
+        "custom client-side assignor (this project's), eager", "everything held, every rebalance",
+        "a ConsumerPartitionAssignor that sends each member's weight in Subscription userData "
+        "(format: docs/assignors.md); not shipped with Kafka"),
 }
 _UNKNOWN_STRATEGY = StrategyInfo("not a strategy of this library", "as its records say", "–")
 

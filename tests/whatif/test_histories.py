@@ -164,7 +164,8 @@ def test_phase_says_how_a_strategy_pauses(name, history_records):
     """Eager client strategies pause everything held; KIP-848's broker-side ones (one round, reconciled
     incrementally) and cooperative-sticky pause only what they revoke."""
     phases = {"range": {"eager"}, "roundrobin": {"eager"}, "sticky": {"eager"}, "metaq-default": {"eager"},
-              "metaq-consistent-hash": {"eager"}, "uniform": {"incremental"}, "server-range": {"incremental"},
+              "metaq-consistent-hash": {"eager"}, "weighted-sticky": {"eager"},
+              "uniform": {"incremental"}, "server-range": {"incremental"},
               "cooperative-sticky": {"revoke", "followup"}}
     for r in history_records(name):
         if r["phase"] == "replace":

@@ -343,7 +343,8 @@ def test_summary_text_lists_every_strategy_with_its_numbers():
 
 def test_kafka_assignor_errors_are_counted_and_named():
     base = {"group": "g", "strategy": "sticky", "phase": "eager", "changes": {}, "moves": 0, "min_moves": 0,
-            "assigned": 0, "paused": 0, "load_min": 1, "load_max": 1, "unassigned": 0, "event_ts": None}
+            "assigned": 0, "revoked": 0, "paused": 0, "load_min": 1, "load_max": 1, "unassigned": 0, "members": 1,
+            "partitions": 1, "event_ts": None}
     records = [
         {**base, "generation": 1, "cause": {"type": "join", "member": "a"}},
         {**base, "generation": 2, "cause": {"type": "join", "member": "b"},
