@@ -3,7 +3,7 @@
 The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of members; here members
 and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
 1M partitions x 2000 members takes well under a second. Every rule, tie-break and iteration order that
-shows in Kafka's result is reproduced (reference: /work/shared/reference/kafka-assignors.md §3):
+shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
   equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the
@@ -61,18 +61,10 @@ _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer loo
 
 
 @dataclass
-class StickyOutcome:
-    """The engine's result: Kafka's per-member lists (in Kafka's list order) and its
-    `partitionsTransferringOwnership` (global id -> new owner index; None on the general path)."""
-
-    assignment: list[np.ndarray]
-    transferring: dict[int, int] | None
-
-
-@dataclass
 class EngineResult:
-    """Array form of `StickyOutcome` for the strategies: `transfer_ids`/`transfer_owners` are None on
-    the general path (Kafka's null map)."""
+    """The engine's result: Kafka's per-member lists (in Kafka's list order) and its
+    `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
+    path (Kafka's null map)."""
 
     assignment: list[np.ndarray]
     transfer_ids: np.ndarray | None
@@ -80,19 +72,10 @@ class EngineResult:
     general: bool
 
 
-def sticky_outcome(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> StickyOutcome:
-    """Run the shared sticky engine on `spec` (see the module docstring). `prefer_rack_aware` is Kafka's
-    test-only `preferRackAwareLogic`: rack logic even when every partition is on every rack."""
-    res = run_engine(spec, prefer_rack_aware=prefer_rack_aware)
-    if res.transfer_ids is None:
-        return StickyOutcome(res.assignment, None)
-    moving = dict(zip(res.transfer_ids.tolist(), res.transfer_owners.tolist(), strict=True))
-    return StickyOutcome(res.assignment, moving)
-
-
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
     """The engine over the members in the leader's `HashMap` order (`GroupSpec.leader_order`); the result
-    is in `spec.member_ids` order again."""
+    is in `spec.member_ids` order again. `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`:
+    rack logic even when every partition is on every rack."""
     if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
     order = spec.leader_order
@@ -117,7 +100,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
 
 
 class _Context:
-    """Per-call facts shared by both builders: the pre-pass (§3.2) and rack info (§3.7)."""
+    """Per-call facts shared by both builders: the pre-pass and the rack information."""
 
     def __init__(self, spec: GroupSpec, prefer_rack_aware: bool = False) -> None:
         self.spec = spec
@@ -256,7 +239,7 @@ class _Context:
 
 
 # --------------------------------------------------------------------------------------------------
-# Constrained builder (§3.4)
+# Constrained builder: Kafka's `ConstrainedAssignmentBuilder` (every member subscribes to the same topics)
 
 
 class _ConstrainedBuilder:
@@ -285,7 +268,7 @@ class _ConstrainedBuilder:
         return self._finish()
 
     def _before_round_robin(self) -> np.ndarray:
-        """Steps A to C; returns what step D hands out."""
+        """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
         assigned = self._assign_owned()
         ordered = ctx.name_ordered_partitions()
@@ -357,7 +340,8 @@ class _ConstrainedBuilder:
         )
 
     def _assign_owned(self) -> np.ndarray:
-        """Step A: keep owned partitions, sorted by (partition, topic name), up to the quotas."""
+        """Step 1, Java's `assignOwnedPartitions`: keep owned partitions, sorted by (partition, topic name),
+        up to the quotas."""
         ctx = self.ctx
         spec = ctx.spec
         ids, members = ctx.own_ids, ctx.own_members
@@ -451,8 +435,9 @@ class _ConstrainedBuilder:
         return counts
 
     def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
-        """Step C: a cursor over the under-min members (wrapping) to the first whose rack holds a
-        replica, else the first rack-matching exact-min member; unmatched partitions wait for step D.
+        """Step 2, Java's `assignRackAwareRoundRobin`: a cursor over the under-min members (wrapping) to the
+        first whose rack holds a replica, else the first rack-matching exact-min member; unmatched partitions
+        wait for step 3.
 
         Java's cursor is an index into a shrinking list; here it is a position in the initial list
         ("the first member still there at or after it"), and each rack keeps the sorted positions of
@@ -549,7 +534,7 @@ class _ConstrainedBuilder:
         return np.array(left, dtype=np.int64)
 
     def _assign_round_robin(self, unassigned: np.ndarray) -> None:
-        """Step D, Java's `assignRoundRobin`: an iterator cycling over the under-min members (each leaving
+        """Step 3, Java's `assignRoundRobin`: an iterator cycling over the under-min members (each leaving
         once it reaches minQuota and queueing at the end of the exact-min list), then one partition per
         polled exact-min member. Round r gives one partition to every member still short after r rounds,
         so rounds with the same set of members form one block."""
@@ -624,7 +609,7 @@ class _ConstrainedBuilder:
 
 
 # --------------------------------------------------------------------------------------------------
-# General builder (§3.5)
+# General builder: Kafka's `GeneralAssignmentBuilder` (subscriptions differ)
 
 
 class _JavaHashSet:
@@ -950,7 +935,7 @@ class _GeneralBuilder:
         (Java would repeat those passes forever, see the module docstring)."""
         if not partitions.size:
             return False
-        small = type(self.balance) is _FullBalance and self.balance.part_count <= _PY_LOOP_MAX_PARTITIONS
+        small = type(self.balance) is _FullBalance and self.balance.part_count <= _SMALL_MAX_PARTITIONS
         one_pass = self._list_pass(partitions) if small else self._array_pass(partitions)
         performed = False
         seen = {self._state_digest()}
@@ -1148,15 +1133,16 @@ class _GeneralBuilder:
         return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
 
 
-_FULL_BALANCE_MAX_PARTITIONS = 4096
-_PY_LOOP_MAX_PARTITIONS = 4096  # movable partitions up to which the move loop runs over Python lists
+# movable partitions up to which `isBalanced` is re-evaluated in full after each move and the move loop runs
+# over Python lists (numpy's per-call cost would dominate); above it, numpy windows and the incremental tracker
+_SMALL_MAX_PARTITIONS = 4096
 
 
 def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
     """A re-evaluation per move costs a few numpy calls over the movable partitions, the incremental
     tracker a few dozen small ones: small groups (the common case) re-evaluate; large ones track when
     the tracker's tables fit in memory."""
-    if int(builder.ctx.spec.topic_sizes[movable_topic].sum()) <= _FULL_BALANCE_MAX_PARTITIONS:
+    if int(builder.ctx.spec.topic_sizes[movable_topic].sum()) <= _SMALL_MAX_PARTITIONS:
         return _FullBalance(builder, movable_topic)
     k = int(np.count_nonzero(movable_topic))
     width = int(builder.sizes.max(initial=0)) + 2

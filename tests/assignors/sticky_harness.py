@@ -34,7 +34,7 @@ from kafka_helpers import ALL_RACKS, DEFAULT_GENERATION, broker_racks, replica_r
 
 from assignors import Member, build_spec, get_assignor
 from assignors.javaorder import hashmap_order, java_string_key
-from assignors.sticky_engine import sticky_outcome
+from assignors.sticky_engine import run_engine
 
 STICKY = "sticky"
 COOPERATIVE = "cooperative-sticky"
@@ -48,6 +48,24 @@ GENERATION_ID = 1
 
 TP = tuple[str, int]
 Assignment = dict[str, list[TP]]
+
+
+@dataclass
+class StickyOutcome:
+    """The engine's result as Kafka's tests see it: per-member lists in Kafka's list order and
+    `partitionsTransferringOwnership` (global id -> new owner index; None on the general path)."""
+
+    assignment: list[np.ndarray]
+    transferring: dict[int, int] | None
+
+
+def sticky_outcome(spec, *, prefer_rack_aware: bool = False) -> StickyOutcome:
+    """The shared sticky engine on `spec`, its transfer arrays as Kafka's map."""
+    res = run_engine(spec, prefer_rack_aware=prefer_rack_aware)
+    if res.transfer_ids is None:
+        return StickyOutcome(res.assignment, None)
+    moving = dict(zip(res.transfer_ids.tolist(), res.transfer_owners.tolist(), strict=True))
+    return StickyOutcome(res.assignment, moving)
 
 
 class RackConfig(enum.Enum):

@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
+from sticky_harness import sticky_outcome
 
 from assignors import KafkaAssignorError, Member, build_spec, get_assignor
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.sticky_engine import _balance_score, _JavaHashSet, sticky_outcome
+from assignors.sticky_engine import _balance_score, _JavaHashSet
 
 TP = tuple[str, int]
 
@@ -770,7 +771,7 @@ def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch, loop)
     import assignors.sticky_engine as engine
 
     monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: engine._FullBalance(b, movable))
-    monkeypatch.setattr(engine, "_PY_LOOP_MAX_PARTITIONS", 1 << 30 if loop == "python" else -1)
+    monkeypatch.setattr(engine, "_SMALL_MAX_PARTITIONS", 1 << 30 if loop == "python" else -1)
     list_pass = engine._GeneralBuilder._list_pass
     calls = []
     monkeypatch.setattr(
