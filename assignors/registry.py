@@ -61,7 +61,7 @@ def assign(
 ) -> dict[str, list[tuple[str, int]]]:
     """Kafka's assignment for one rebalance: member id -> partitions sorted by (topic, partition).
 
-    `members` is in the order the group leader received them (contract §1); the sticky family iterates
+    `members` is in the order the group leader received them (docs/assignors.md); the sticky family iterates
     them in the order of the leader's Java `HashMap` filled in that order (`GroupSpec.leader_order`).
     """
     assignor = get_assignor(strategy)

@@ -1,4 +1,4 @@
-"""`rebalance capture --bootstrap HOST:PORT`: a live cluster's rebalances as membership events (contract §5)."""
+"""`rebalance capture --bootstrap HOST:PORT`: a live cluster's rebalances as membership events (docs/events-and-diffs.md §1)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 No Spark, no broker: the log is read once, in order, with the pipeline's line reader and event validation
 (`streaming.core.lines`, `streaming.core.events`). Per group the command keeps the partition counts
 (`partitions` events, a `join`'s `partitions`, `delete_topic`) and replica racks (`partition_racks`), and
-turns every `generation` event into a conformance record (`streaming.core.conformance`, contract §6).
+turns every `generation` event into a conformance record (`streaming.core.conformance`, docs/conformance.md).
 
 Output: one line per generation (`--json`: the records themselves, one JSON object per line) and a
 summary per protocol. Invalid events (what the pipeline would dead-letter) are reported on stderr with

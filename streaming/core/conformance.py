@@ -1,9 +1,9 @@
 """Conformance: would Kafka's Java client have made the assignment a real group recorded?
 
-A `generation` event (contract §5) records one completed rebalance: every member's subscription, what it
+A `generation` event (docs/events-and-diffs.md §1) records one completed rebalance: every member's subscription, what it
 reported owning (with the generation it owned it in), its rack and instance id, and what the leader gave
 it. `conformance_record` recomputes the leader's assignment with `assignors.assign` from exactly those
-inputs and compares (contract §6). Pure: no I/O, no clock.
+inputs and compares (docs/conformance.md). Pure: no I/O, no clock.
 
 Inputs as the leader saw them:
 - members in the record's order, which is the insertion order of the leader's `HashMap` of

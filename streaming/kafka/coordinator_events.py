@@ -1,4 +1,4 @@
-"""`rebalance capture`: the group coordinator's records -> membership events (contract §5).
+"""`rebalance capture`: the group coordinator's records -> membership events (docs/events-and-diffs.md §1).
 
 `Translator` is the pure part: it is fed the offsets topic's records in partition-offset order (a group's
 records all live in one partition, so per-group order is the log order) and returns the events each record
@@ -8,7 +8,7 @@ completes:
   becomes one ``generation`` event with the members' subscriptions and assignments; the coordinator stores a
   group after every completed SyncGroup and when it becomes Empty (then ``members`` is empty). A record that
   repeats the last generation is no rebalance: a static member that rejoined under a new member id becomes a
-  ``join`` with its ``instance_id`` (the replacement of contract §2), anything else is dropped. A tombstone of
+  ``join`` with its ``instance_id`` (the replacement of docs/events-and-diffs.md §1), anything else is dropped. A tombstone of
   a captured group becomes ``delete_group``. Other protocol types (connect, streams, ...) and offset commits
   are counted and skipped.
 - KIP-848 consumer groups (record types 3-8): member metadata, target assignment and current assignment

@@ -1,6 +1,6 @@
 """Properties every strategy must keep, checked by hypothesis on single rounds and on membership
 histories (joins, leaves, subscription changes, partition growth, topic deletion), each round's result
-fed back as the next round's `owned` with its generation, as the streaming job does (contract §2).
+fed back as the next round's `owned` with its generation, as the streaming job does (docs/events-and-diffs.md §1).
 
 What is asserted, and for whom (reference §7):
 * all strategies: every member is in the result, lists sorted by (topic, partition); a member only

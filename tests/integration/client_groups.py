@@ -6,7 +6,7 @@ a 3-partition topic B) and m3 is a static member (`group.instance.id`), so that 
 RoundRobin's skipping of non-subscribers and the sticky assignors' general path all take part. Every
 member writes each assignment it receives (its own callback, with the generation); kafka-python leaders
 also write their assignor's inputs and output. `generation_log` turns that into a JSONL log of `partitions`
-and `generation` events (contract §5), one `generation` event per generation that every member of it
+and `generation` events (docs/events-and-diffs.md §1), one `generation` event per generation that every member of it
 reported:
 - kafka-python: the members in the order the coordinator handed them to the leader (the leader's
   HashMap insertion order), their subscriptions as the leader decoded them (topics, the sticky userData's

@@ -1,7 +1,7 @@
 """The main job end to end: a multi-group history through Kafka -> serve --once -> diffs topic.
 
 The diffs must rebuild, round by round and per strategy, exactly the assignments `assignors.assign` gives
-when called along the history the way contract §2 describes (members in first-join order, owned = the
+when called along the history the way docs/events-and-diffs.md §1 describes (members in first-join order, owned = the
 last round's assignment with its generation, cooperative revoke + follow-up rounds, static replacement
 without a rebalance); and they must equal the plain-Python loop's output over the same log.
 """
@@ -75,7 +75,7 @@ def history() -> list[dict[str, Any]]:
 
 
 class OracleGroup:
-    """A group as contract §2 describes it, kept with plain dicts; calls `assignors.assign` per round."""
+    """A group as docs/events-and-diffs.md §1 describes it, kept with plain dicts; calls `assignors.assign` per round."""
 
     def __init__(self, strategies: tuple[str, ...]) -> None:
         self.members: list[dict[str, Any]] = []  # first-join order

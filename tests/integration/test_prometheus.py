@@ -5,7 +5,7 @@ The diffs topic is filled with the diff records of four bundled histories, repla
 pipeline (`streaming.core.local`) and produced the way the exactly-once sink writes them: keyed by group,
 inside committed transactions. Spark is left out on purpose: `serve` writes the same records (tested by
 test_replay_vs_serve.py), and a Spark run would only cost this 2-core machine a minute. An aborted
-transaction and an undecodable record go in too. Conformance records (contract §6) are written for one
+transaction and an undecodable record go in too. Conformance records (docs/conformance.md) are written for one
 group as the conformance check would (the service does not emit them yet).
 
 Checked: per group and strategy, the counters Prometheus stored equal the sums over the committed diff
@@ -49,7 +49,7 @@ def history_diffs() -> list[bytes]:
 
 
 def conformance_records() -> list[bytes]:
-    """Records shaped as contract §6: two generations that conform, one that does not, one unknown protocol."""
+    """Records shaped as docs/conformance.md: two generations that conform, one that does not, one unknown protocol."""
     base = {"group": DRILL_DOWN_GROUP, "protocol": "cooperative-sticky", "differences": {},
             "observed_moves": 1, "expected_moves": 1, "min_moves": 1, "ts": 1_732_200_000_000,
             "source": {"topic": "__consumer_offsets", "partition": 12, "offset": 345}}

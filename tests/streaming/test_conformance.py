@@ -1,4 +1,4 @@
-"""Conformance records (contract §6) for `generation` events whose Java results are known.
+"""Conformance records (docs/conformance.md) for `generation` events whose Java results are known.
 
 Every case below is an input of one of Kafka's own assignor tests (apache/kafka,
 clients/src/test/java/org/apache/kafka/clients/consumer/internals/: RangeAssignorTest,

@@ -1,4 +1,4 @@
-"""Parsing and validation of one membership event (contract §2), and the routing key."""
+"""Parsing and validation of one membership event (docs/events-and-diffs.md §1), and the routing key."""
 
 from __future__ import annotations
 

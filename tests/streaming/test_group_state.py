@@ -1,6 +1,6 @@
 """The per-group state machine, without Spark.
 
-The central check is strategy-agnostic: a small reference model written straight from contract §2 calls
+The central check is strategy-agnostic: a small reference model written straight from docs/events-and-diffs.md §1 calls
 the public `assignors.assign` along a random history, and the `changes` of `step`'s diff records,
 replayed in order, must give the same assignment after every round, for every strategy.
 """
