@@ -273,7 +273,8 @@ class _Collector:
             if order >= self.size.get(key, (order, 0))[0]:
                 self.size[key] = (order, int(rec["members"]))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise ValueError(f"diff record {self.count}: not a diff record (docs/events-and-diffs.md §2): {exc!r}") from None
+            raise ValueError(f"diff record {self.count}: not a diff record (docs/events-and-diffs.md §2): "
+                             f"{exc!r}") from None
         self.sources.add((key[0], source))
 
     def _apply(self, key: tuple[str, str], order: tuple, changes: dict) -> None:

@@ -1,4 +1,5 @@
-"""`rebalance capture --bootstrap HOST:PORT`: a live cluster's rebalances as membership events (docs/events-and-diffs.md §1)."""
+"""`rebalance capture --bootstrap HOST:PORT`: a live cluster's rebalances as membership events
+(docs/events-and-diffs.md §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`rebalance capture`: tail the offsets topic (or poll DescribeGroups), translate, write events (docs/events-and-diffs.md §1).
+"""`rebalance capture`: tail the offsets topic (or poll DescribeGroups), translate, write events
+(docs/events-and-diffs.md §1).
 
 The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
 transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the

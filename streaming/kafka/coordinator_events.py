@@ -8,7 +8,8 @@ completes:
   becomes one ``generation`` event with the members' subscriptions and assignments; the coordinator stores a
   group after every completed SyncGroup and when it becomes Empty (then ``members`` is empty). A record that
   repeats the last generation is no rebalance: a static member that rejoined under a new member id becomes a
-  ``join`` with its ``instance_id`` (the replacement of docs/events-and-diffs.md §1), anything else is dropped. A tombstone of
+  ``join`` with its ``instance_id`` (a static replacement, docs/events-and-diffs.md §1), anything else is
+  dropped. A tombstone of
   a captured group becomes ``delete_group``. Other protocol types (connect, streams, ...) and offset commits
   are counted and skipped.
 - KIP-848 consumer groups (record types 3-8): member metadata, target assignment and current assignment

@@ -75,7 +75,7 @@ def history() -> list[dict[str, Any]]:
 
 
 class OracleGroup:
-    """A group as docs/events-and-diffs.md §1 describes it, kept with plain dicts; calls `assignors.assign` per round."""
+    """A group as docs/events-and-diffs.md §1 describes it, kept with plain dicts; `assignors.assign` per round."""
 
     def __init__(self, strategies: tuple[str, ...]) -> None:
         self.members: list[dict[str, Any]] = []  # first-join order

@@ -1,5 +1,5 @@
-"""`generation` and `delete_group` events (docs/events-and-diffs.md §1) in the state machine: validation, membership set at
-once, one rebalance per strategy, the `observed` pseudo-strategy, gaps, group deletion."""
+"""`generation` and `delete_group` events (docs/events-and-diffs.md §1) in the state machine: validation,
+membership set at once, one rebalance per strategy, the `observed` pseudo-strategy, gaps, group deletion."""
 
 from __future__ import annotations
 
