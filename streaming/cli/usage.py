@@ -104,11 +104,19 @@ def check_writable_dir(path: str | Path, option: str) -> Path:
         raise UsageError(f"{option} {path}: not a directory")
     try:
         p.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=p):
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+    _check_creates_files(p, option, path)
+    return p
+
+
+def _check_creates_files(directory: Path, option: str, path: str | Path) -> None:
+    """A new file can be made in `directory` now (permissions, read-only mounts, a full inode table)."""
+    try:
+        with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
-    return p
 
 
 def check_writable_file(path: str | Path, option: str) -> Path:
@@ -122,11 +130,7 @@ def check_writable_file(path: str | Path, option: str) -> Path:
         raise UsageError(f"{option} {path}: directory {parent} does not exist")
     if p.exists() and not os.access(p, os.W_OK):
         raise UsageError(f"{option} {path}: cannot write: permission denied")
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+    _check_creates_files(parent, option, path)
     return p
 
 
