@@ -62,7 +62,11 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
     while len(keys) > 0.75 * capacity:
         capacity *= 2
     # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
-    if len(keys) > _TREEIFY_THRESHOLD and capacity < _MIN_TREEIFY_CAPACITY:
+    if (
+        len(keys) > _TREEIFY_THRESHOLD
+        and capacity < _MIN_TREEIFY_CAPACITY
+        and np.bincount((spread & np.uint64(first - 1)).astype(np.int64)).max() > _TREEIFY_THRESHOLD
+    ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spread.tolist(), first)
     return np.argsort(spread & np.uint64(capacity - 1), kind="stable")  # stable: insertion order in a bucket
 

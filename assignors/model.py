@@ -367,7 +367,7 @@ def build_spec(
         generations.append(gen)
         racks.append(m.rack or None)
         instance_ids.append(m.instance_id)
-        weights.append(_check_weight(m.weight, f"{where}.weight"))
+        weights.append(1.0 if type(m.weight) is int and m.weight == 1 else _check_weight(m.weight, f"{where}.weight"))
     layout = _TopicLayout(names, sizes, topic_index)
     with _gc_paused():
         owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])
