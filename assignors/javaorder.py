@@ -11,8 +11,11 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
+import numpy as np
+
 _TREEIFY_THRESHOLD = 8  # a bin reaching 9 entries asks for a tree ...
 _MIN_TREEIFY_CAPACITY = 64  # ... which a smaller table answers by doubling instead
+_VECTOR_MIN = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
 
 
 def java_string_key(s: str) -> bytes:
@@ -42,21 +45,50 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
     >= 64: hash then `compareTo` placement instead of insertion order).
     """
     unique = list(dict.fromkeys(keys))
-    spread = [(h ^ (h >> 16)) for h in (java_string_hash(k) & 0xFFFFFFFF for k in unique)]
-    capacity = 1
-    while capacity < initial_capacity:
+    return [unique[i] for i in hashmap_positions(unique, initial_capacity).tolist()]
+
+
+def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray:
+    """`hashmap_order` of distinct `keys` as positions into `keys`."""
+    if len(keys) > _VECTOR_MIN:
+        hashes = _string_hashes(keys)
+    else:
+        hashes = np.array([java_string_hash(k) & 0xFFFFFFFF for k in keys], dtype=np.uint64)
+    spread = hashes ^ (hashes >> np.uint64(16))
+    first = 1
+    while first < initial_capacity:
+        first *= 2
+    capacity = first
+    while len(keys) > 0.75 * capacity:
         capacity *= 2
+    # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
     if (
-        len(unique) > _TREEIFY_THRESHOLD
+        len(keys) > _TREEIFY_THRESHOLD
         and capacity < _MIN_TREEIFY_CAPACITY
-        and max(Counter(s & (capacity - 1) for s in spread).values()) > _TREEIFY_THRESHOLD
-    ):  # buckets only split as the table grows: without a 9-long one now, there is none later
-        capacity = _capacity_with_long_buckets(spread, capacity)
-    while len(unique) > 0.75 * capacity:
-        capacity *= 2
-    mask = capacity - 1
-    order = sorted(range(len(unique)), key=lambda i: spread[i] & mask)  # stable: insertion order in a bucket
-    return [unique[i] for i in order]
+        and np.bincount((spread & np.uint64(first - 1)).astype(np.int64)).max() > _TREEIFY_THRESHOLD
+    ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
+        capacity = _capacity_with_long_buckets(spread.tolist(), first)
+    return np.argsort(spread & np.uint64(capacity - 1), kind="stable")  # stable: insertion order in a bucket
+
+
+def _string_hashes(keys: list[str]) -> np.ndarray:
+    """`java_string_hash` of many keys at once (numpy over character positions), unsigned, as uint64."""
+    data = "".join(keys).encode("utf-16-le")
+    codes = np.frombuffer(data, dtype="<u2").astype(np.uint64)
+    if codes.size == sum(map(len, keys)):  # no key beyond the BMP: one code unit per character
+        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    else:
+        lengths = np.array([len(k.encode("utf-16-le")) // 2 for k in keys], dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    h = np.zeros(len(keys), dtype=np.uint64)
+    shortest = int(lengths.min(initial=0))
+    for j in range(int(lengths.max(initial=0))):
+        if j < shortest:
+            h = (h * np.uint64(31) + codes[starts + j]) & np.uint64(0xFFFFFFFF)
+        else:
+            live = np.flatnonzero(lengths > j)
+            h[live] = (h[live] * np.uint64(31) + codes[starts[live] + j]) & np.uint64(0xFFFFFFFF)
+    return h
 
 
 def _capacity_with_long_buckets(spread: list[int], capacity: int) -> int:

@@ -21,7 +21,7 @@ from itertools import repeat
 
 import numpy as np
 
-from assignors.javaorder import hashmap_order, java_string_key
+from assignors.javaorder import hashmap_positions, java_string_key
 from assignors.pairs import CACHE, RESULTS
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
@@ -120,8 +120,7 @@ class GroupSpec:
         """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
         puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
         them (`member_ids`), and the sticky assignors iterate that map."""
-        index = dict(zip(self.member_ids, range(len(self.member_ids)), strict=True))
-        return np.fromiter(map(index.__getitem__, hashmap_order(self.member_ids)), np.int64, len(index))
+        return hashmap_positions(self.member_ids).astype(np.int64)  # member ids are distinct (mapping keys)
 
     def reordered(self, order: np.ndarray) -> GroupSpec:
         """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
@@ -368,7 +367,7 @@ def build_spec(
         generations.append(gen)
         racks.append(m.rack or None)
         instance_ids.append(m.instance_id)
-        weights.append(_check_weight(m.weight, f"{where}.weight"))
+        weights.append(1.0 if type(m.weight) is int and m.weight == 1 else _check_weight(m.weight, f"{where}.weight"))
     layout = _TopicLayout(names, sizes, topic_index)
     with _gc_paused():
         owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])

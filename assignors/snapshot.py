@@ -1,7 +1,7 @@
 """A group snapshot as JSON (the input of `rebalance assign`) -> the arguments of `assignors.assign`.
 
 Format: `{"topics": {t: n}, "members": {id: {"topics": [...], "owned": [[t, p], ...], "generation": g,
-"rack": r, "instance_id": i}}, "partition_racks": {t: [[rack, ...], ...]}}`; member fields other than
+"rack": r, "instance_id": i, "weight": w}}, "partition_racks": {t: [[rack, ...], ...]}}`; member fields other than
 `topics` and the whole `partition_racks` are optional. Errors are `ValueError`s that name the offending
 field by its JSON path (`members.c-1.owned[2]: ...`), so a user can find it in the file. Unknown fields
 are rejected: in a hand-written snapshot they are typos that would silently change the result.
@@ -16,7 +16,7 @@ from assignors.model import Member
 MAX_PARTITIONS = 10_000_000  # total over all topics
 MAX_MEMBERS = 100_000
 _TOP_FIELDS = {"topics", "members", "partition_racks"}
-_MEMBER_FIELDS = {"topics", "owned", "generation", "rack", "instance_id"}
+_MEMBER_FIELDS = {"topics", "owned", "generation", "rack", "instance_id", "weight"}
 
 
 def _int(value: Any, where: str, minimum: int | None = None) -> int:
@@ -104,6 +104,7 @@ def _member(raw: Any, where: str) -> Member:
         generation=generation,
         rack=None if rack is None else _str(rack, f"{where}.rack"),
         instance_id=None if instance_id is None else _str(instance_id, f"{where}.instance_id"),
+        weight=obj.get("weight", 1),  # checked by build_spec, with the field named
     )
 
 

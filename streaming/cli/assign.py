@@ -36,7 +36,7 @@ def _read(path: str) -> str:
 
 
 def run(args: Namespace) -> int:
-    from assignors import assign
+    from assignors import KafkaAssignorError, assign
     from assignors.registry import get_assignor
     from assignors.snapshot import load_snapshot
 
@@ -56,6 +56,9 @@ def run(args: Namespace) -> int:
         result = assign(args.strategy, topics, members, partition_racks)
     except ValueError as exc:
         raise UsageError(f"{args.snapshot}: {exc}") from None
+    except KafkaAssignorError as exc:  # valid input on which Kafka's own assignor fails: not a usage error
+        sys.stderr.write(f"{args.snapshot}: {exc}\n")
+        return 1
     out = {"assignment": {member: [[t, p] for t, p in parts] for member, parts in result.items()}}
     sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     return 0

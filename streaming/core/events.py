@@ -88,6 +88,7 @@ class GenerationMember:
     rack: str | None
     instance_id: str | None
     assigned: dict[str, tuple[int, ...]] | None
+    weight: float = 1.0  # > 0, `weighted-sticky`'s share (what the member's userData announced)
 
 
 @dataclass(frozen=True)
@@ -310,7 +311,7 @@ class _Fields:
             if listed > self.limits.max_partitions_per_group:
                 raise self.fail("members", f"more than {self.limits.max_partitions_per_group} assigned partitions")
             members.append(GenerationMember(mid, sub.topics(), sub.optional_name("rack", empty_is_none=True),
-                                            instance_id, assigned))
+                                            instance_id, assigned, sub.weight()))
         return Generation(group, number, protocol, tuple(members), ts)  # type: ignore[arg-type]
 
     def partition_lists(self, key: str) -> dict[str, tuple[int, ...]] | None:

@@ -187,16 +187,16 @@ def _generation(shape: GroupShape, old: GroupState, ev: Generation) -> None:
 
     def add(m: MemberState, came_from: int | str | None) -> None:
         topics = next((k.topics for k in members if k.topics == m.topics), m.topics)  # shared tuples, as `_join`
-        members.append(MemberState(m.id, topics, m.rack, m.instance_id))
+        members.append(MemberState(m.id, topics, m.rack, m.instance_id, m.weight))
         carry.append(came_from)
 
     for i, cur in enumerate(old.members):
         r = recorded.get(cur.id)
         if r is not None:
-            add(MemberState(cur.id, r.topics, r.rack, r.instance_id), i)
+            add(MemberState(cur.id, r.topics, r.rack, r.instance_id, r.weight), i)
     kept = {m.id for m in members}
     for r in ev.members:
         if r.id not in kept:
-            add(MemberState(r.id, r.topics, r.rack, r.instance_id), r.id if r.id in old.departed else None)
+            add(MemberState(r.id, r.topics, r.rack, r.instance_id, r.weight), r.id if r.id in old.departed else None)
     shape.members, shape.carry = members, carry
     shape.membership_changed = True

@@ -186,3 +186,11 @@ def test_an_unknown_protocol_gets_a_record_without_a_verdict() -> None:
     _, out = outputs([PARTS, gen(3, {"a": m({"t": [0, 1, 2, 3]})}, protocol="my-custom")])
     (record,) = out[CONFORMANCE]
     assert record["conforms"] is None and "my-custom" in record["reason"]
+
+
+def test_generation_members_carry_weights_to_the_state() -> None:
+    state, _, dead = run([PARTS, gen(1, {"a": m(weight=3), "b": m()})])
+    assert not dead
+    assert [(x.id, x.weight) for x in decode(state).members] == [("a", 3.0), ("b", 1.0)]
+    _, _, dead = run([PARTS, gen(1, {"a": m(weight=0)})])
+    assert len(dead) == 1 and "members.a.weight" in dead[0]["reason"]
