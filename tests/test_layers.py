@@ -25,11 +25,6 @@ FORBIDDEN = {
 }
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def imported_modules(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every import in the file."""
     found = []
