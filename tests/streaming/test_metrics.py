@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from assignors.registry import STRATEGIES
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
 from streaming.core.metrics import CONFORMANCE, DIFF, OTHER, MetricState
@@ -49,10 +50,10 @@ def test_a_replayed_history_sums_per_group_and_strategy():
         e["paused"] += r["paused"]
         e["beyond"] += r["moves"] - r["min_moves"]
         e["rounds"] += r["phase"] != "replace"
-        e["rebalances"] += r["phase"] in ("eager", "revoke")
+        e["rebalances"] += r["phase"] in ("eager", "incremental", "revoke")
         last[key] = r
     assert set(state.strategies) == set(expected)
-    assert len({s for _, s in expected}) == 8  # every strategy of the library
+    assert len({s for _, s in expected}) == len(STRATEGIES)  # every strategy of the library
     for key, e in expected.items():
         s = state.strategies[key]
         assert (s.moves, s.paused, s.moves_beyond_min, s.rounds, s.rebalances) == (
@@ -164,3 +165,12 @@ def test_a_snapshot_does_not_move_with_the_fold():
     assert snap.strategies[("g", "sticky")].moves == 2 and set(snap.strategies) == {("g", "sticky")}
     assert snap.tracked == {"g"} and snap.health.records[DIFF] == 1 and snap.version == 1
     assert state.strategies[("g", "sticky")].moves == 2 and state.version == 2
+
+
+def test_a_round_where_kafkas_assignor_throws_is_counted_apart():
+    state = MetricState()
+    error = {"exception": "java.lang.IllegalStateException", "message": None, "detail": "..."}
+    state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", moves=0, min_moves=0, error=error))
+    state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", generation=1))
+    s = state.strategies[("g", "cooperative-sticky")]
+    assert (s.rounds, s.assignor_errors, s.moves) == (2, 1, 2)
