@@ -5,8 +5,9 @@ topics from the beginning after a restart ends with the same counters it had (se
 
 Per `(group, strategy)` — `strategy` is a library strategy or the `observed` pseudo-strategy of
 captured groups — counters sum over rounds and gauges hold the last round's value. A round is a diff
-record whose `phase` is not `replace` (a static replacement is not a round); a record split into
-`part`s counts once (every part repeats the metrics), at its first part.
+record whose `phase` is not `replace` (a static replacement is not a round), including one in which
+Kafka's assignor threw (`error`; also counted apart); a record split into `part`s counts once (every
+part repeats the metrics), at its first part.
 
 Label cardinality is bounded: groups not matching `groups` (a regex, full match) get no series and are
 counted as `filtered`; of the others the first `max_groups` met get series of their own, and every
@@ -30,10 +31,10 @@ from typing import Any
 
 from assignors.registry import STRATEGIES
 from streaming.core.diffs import PHASES
+from streaming.core.observed import OBSERVED
 
 DIFF = "diff"
 CONFORMANCE = "conformance"
-OBSERVED = "observed"  # the pseudo-strategy of captured groups: what the real group's leader assigned
 OTHER = "__other__"  # the pseudo-group that holds the counters of groups beyond max_groups
 OTHER_PROTOCOL = "other"
 KNOWN_STRATEGIES = frozenset((*STRATEGIES, OBSERVED))
@@ -46,12 +47,13 @@ class StrategySeries:
     """One group under one strategy: counters over its rounds, gauges of its last round."""
 
     rounds: int = 0
-    rebalances: int = 0  # first rounds of a rebalance (phase eager or revoke)
+    rebalances: int = 0  # first rounds of a rebalance (phase eager, incremental or revoke)
     moves: int = 0
     moves_beyond_min: int = 0  # sum of moves - min_moves over rounds where min_moves is known
     paused: int = 0
     unconverged_rounds: int = 0
     skipped_generations: int = 0
+    assignor_errors: int = 0  # rounds in which Kafka's assignor throws (the record carries `error`)
     # gauges; None until a record set them (never set for OTHER)
     generation: int | None = None
     members: int | None = None
@@ -162,6 +164,7 @@ class MetricState:
         unconverged = r.get("unconverged", False)
         if not isinstance(unconverged, bool):
             raise DecodeError("unconverged: expected true/false")
+        failed = r.get("error") is not None
         first_part = part is None or part == 1
 
         def update(group: str) -> None:
@@ -171,6 +174,7 @@ class MetricState:
                     s.rounds += 1
                     s.rebalances += phase != "followup"
                     s.unconverged_rounds += unconverged
+                    s.assignor_errors += failed
                 s.moves += n["moves"]
                 if min_moves is not None:
                     s.moves_beyond_min += n["moves"] - min_moves

@@ -28,7 +28,7 @@ PREFIX = "rebalance"
 # (metric name without _total, help, StrategySeries attribute)
 STRATEGY_COUNTERS = (
     ("rounds", "Rebalance rounds (a cooperative rebalance is a revoke round and its follow-ups)", "rounds"),
-    ("rebalances", "Rebalances: rounds that start one (phase eager or revoke)", "rebalances"),
+    ("rebalances", "Rebalances: rounds that start one (phase eager, incremental or revoke)", "rebalances"),
     ("partitions_moved", "Partitions taken from a member that stayed in the group", "moves"),
     ("moves_beyond_minimum", "Moves beyond the fewest any assignment with the same loads needed (moves - min_moves)",
      "moves_beyond_min"),
@@ -37,6 +37,8 @@ STRATEGY_COUNTERS = (
      "unconverged_rounds"),
     ("skipped_generations", "Generations of a captured group that never completed (observed strategy)",
      "skipped_generations"),
+    ("assignor_errors", "Rounds in which Kafka's assignor throws on the group's inputs (no assignment made)",
+     "assignor_errors"),
 )
 STRATEGY_GAUGES = (
     ("generation", "Generation (rounds so far, or the recorded generation for observed) after the last round",
@@ -99,7 +101,7 @@ def render_groups(state: MetricState) -> bytes:
     """The per-group series in Prometheus's text format (0.0.4); empty until the exporter has caught up.
 
     Written directly rather than through `prometheus_client`'s metric families and `generate_latest`:
-    at the default bound (1000 groups x 8 strategies x 14 series = 112,000 samples) those took 15 s per
+    at 1000 groups x 8 strategies x 14 series = 112,000 samples (near the default bound) those took 15 s per
     scrape on this project's 2-core machine, past Prometheus's default 10 s scrape timeout; these lines
     take a fraction of a second. The format is checked by parsing it with `prometheus_client`'s parser.
     """

@@ -1,12 +1,13 @@
 """`rebalance exporter` scraped by a real Prometheus server (Debian's `prometheus`, which test.sh installs; a
 missing binary fails this test), queried through Prometheus's HTTP API.
 
-The diffs topic is filled with the diff records of four bundled histories, replayed by the plain-Python
+The diffs topic is filled with the diff records of four bundled histories and of a small captured log
+(generation events: the `observed` strategy, a gap of skipped generations), replayed by the plain-Python
 pipeline (`streaming.core.local`) and produced the way the exactly-once sink writes them: keyed by group,
 inside committed transactions. Spark is left out on purpose: `serve` writes the same records (tested by
 test_replay_vs_serve.py), and a Spark run would only cost this 2-core machine a minute. An aborted
-transaction and an undecodable record go in too. Conformance records (docs/conformance.md) are written for one
-group as the conformance check would (the service does not emit them yet).
+transaction and an undecodable record go in too. The conformance topic gets what `rebalance conformance
+--json` makes of the captured log (the service does not write conformance records to a topic yet).
 
 Checked: per group and strategy, the counters Prometheus stored equal the sums over the committed diff
 records (the aborted ones are not counted, the bad one is a decode error); every PromQL expression of every
@@ -15,6 +16,7 @@ dashboard panel and variable is valid and returns data for the bundled histories
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -31,6 +33,7 @@ import pytest
 from dashboard_queries import expand, load_dashboard, panel_queries, variable_queries
 
 from bench.exporter import ExporterProcess, produce_transaction, wait_for
+from streaming.cli.conformance import check_log
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
 from streaming.kafka.broker import free_port
@@ -39,25 +42,36 @@ from whatif.histories import sample_path
 pytestmark = pytest.mark.kafka
 
 HISTORIES = ("rolling-deploy", "flapping-member", "static-restarts", "mixed-subscriptions")
-DRILL_DOWN_GROUP = "checkout-service"  # rolling-deploy's group; it also gets the conformance records
+DRILL_DOWN_GROUP = "orders-app"  # the captured group below: strategies, observed and conformance
 
 
-def history_diffs() -> list[bytes]:
+def captured_log(path: Path) -> Path:
+    """A captured group as `rebalance capture` writes it (contract §5): range generations as the leader
+    recorded them, a gap of two generations, one assignment that is not Kafka's, one in-house protocol."""
+    def gen(n: int, protocol: str, assigned: dict[str, list[int]], ts: int) -> dict[str, Any]:
+        return {"group": DRILL_DOWN_GROUP, "type": "generation", "generation": n, "protocol_type": "consumer",
+                "protocol": protocol, "leader": "c-1", "ts": ts,
+                "members": {m: {"topics": ["orders"], "assigned": {"orders": parts}} for m, parts in assigned.items()}}
+
+    ts = 1_732_200_000_000
+    events = [{"group": DRILL_DOWN_GROUP, "type": "partitions", "partitions": {"orders": 6}, "ts": ts},
+              gen(1, "range", {"c-1": [0, 1, 2], "c-2": [3, 4, 5]}, ts + 1000),
+              gen(2, "range", {"c-1": [0, 1], "c-2": [2, 3], "c-3": [4, 5]}, ts + 2000),
+              gen(5, "range", {"c-1": [0, 1, 2, 5], "c-3": [3, 4]}, ts + 3000),
+              gen(6, "in-house", {"c-1": [0, 1, 2], "c-3": [3, 4, 5]}, ts + 4000)]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def pipeline_records(log: Path) -> tuple[list[bytes], list[bytes]]:
+    """(diff records of the bundled histories and of the captured log, conformance records of the log)."""
     config = PipelineConfig(strategies=parse_strategies("all"))
-    return [r.value for name in HISTORIES
-            for r in replay(read_jsonl(sample_path(name)), config, max_events_per_batch=None) if r.kind == "diff"]
-
-
-def conformance_records() -> list[bytes]:
-    """Records shaped as docs/conformance.md: two generations that conform, one that does not, one unknown protocol."""
-    base = {"group": DRILL_DOWN_GROUP, "protocol": "cooperative-sticky", "differences": {},
-            "observed_moves": 1, "expected_moves": 1, "min_moves": 1, "ts": 1_732_200_000_000,
-            "source": {"topic": "__consumer_offsets", "partition": 12, "offset": 345}}
-    records = [dict(base, generation=1, conforms=True), dict(base, generation=2, conforms=True),
-               dict(base, generation=3, conforms=False, observed_moves=2,
-                    differences={"c-1": {"observed_only": {"orders": [2]}, "expected_only": {}}}),
-               dict(base, generation=4, protocol="in-house", conforms=None, reason="unknown protocol 'in-house'")]
-    return [json.dumps(r).encode() for r in records]
+    logs = [*(sample_path(name) for name in HISTORIES), log]
+    diffs = [r.value for path in logs
+             for r in replay(read_jsonl(path), config, max_events_per_batch=None) if r.kind == "diff"]
+    out = io.StringIO()
+    check_log(str(log), out, io.StringIO(), as_json=True)
+    return diffs, [line.encode() for line in out.getvalue().splitlines()]
 
 
 def expected_sums(values: list[bytes]) -> dict[str, dict[tuple[str, str], int]]:
@@ -113,19 +127,20 @@ class Prometheus:
 
 
 @pytest.fixture(scope="module")
-def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, list[bytes]]]:
-    """Prometheus holding the exporter's series for the bundled histories; yields (prometheus, committed diffs)."""
+def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[Prometheus, list[bytes], list[bytes]]]:
+    """Prometheus holding the exporter's series; yields (prometheus, committed diffs, conformance records)."""
     from streaming.kafka.topics import ensure_topics
 
     suffix = time.time_ns()
     diffs_topic, conformance_topic = f"prom-diffs-{suffix}", f"prom-conformance-{suffix}"
     ensure_topics(kafka_bootstrap, {diffs_topic: 2, conformance_topic: 1})
-    values = history_diffs()
+    values, conformance = pipeline_records(captured_log(tmp_path_factory.mktemp("log") / "captured.jsonl"))
     produce_transaction(kafka_bootstrap, diffs_topic, values[: len(values) // 2])
     produce_transaction(kafka_bootstrap, diffs_topic, [values[0].replace(b'"moves":', b'"moves":1000')] * 5,
                            commit=False)
     produce_transaction(kafka_bootstrap, diffs_topic, [b"{not a diff record", *values[len(values) // 2:]])
-    produce_transaction(kafka_bootstrap, conformance_topic, conformance_records())
+    produce_transaction(kafka_bootstrap, conformance_topic, conformance)
     tmp = tmp_path_factory.mktemp("prometheus")
     exporter = ExporterProcess(kafka_bootstrap, tmp / "exporter.log", "--diffs-topic", diffs_topic,
                                "--conformance-topic", conformance_topic)
@@ -135,30 +150,37 @@ def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> I
         wait_for(lambda: prometheus.query("rebalance_exporter_caught_up == 1"), "exporter caught up, scraped")
         # rate() needs two samples in its window: a few more scrapes after the series appeared
         wait_for(lambda: prometheus.query("count_over_time(rebalance_rounds_total[1m]) >= 3"), "three scrapes")
-        yield prometheus, values
+        yield prometheus, values, conformance
     finally:
         prometheus.stop()
         print(exporter.stop())
 
 
 def test_stored_counters_equal_the_sums_over_the_committed_diff_records(scraped):
-    prometheus, values = scraped
+    prometheus, values, conformance = scraped
     for metric, expected in expected_sums(values).items():
         stored = {(s["metric"]["group"], s["metric"]["strategy"]): int(float(s["value"][1]))
                   for s in prometheus.query(metric)}
         assert stored == dict(expected), metric
-    assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES)
+    assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES) + 1
     health = {s["metric"].get("topic", ""): float(s["value"][1])
               for s in prometheus.query('rebalance_exporter_decode_errors_total{topic=~"prom-diffs-.*"}')}
     assert list(health.values()) == [1.0]  # the bad record; the aborted transaction is never read
     records = prometheus.query('rebalance_exporter_records_total{topic=~"prom-diffs-.*"}')
     assert float(records[0]["value"][1]) == len(values)
-    mismatches = prometheus.query(f'rebalance_conformance_mismatches_total{{group="{DRILL_DOWN_GROUP}"}}')
-    assert {s["metric"]["protocol"]: s["value"][1] for s in mismatches} == {"cooperative-sticky": "1", "other": "0"}
+    records = [json.loads(c) for c in conformance]
+    assert [r["conforms"] for r in records] == [True, True, False, None]
+    expected = {"checks": {"range": 3, "other": 1}, "mismatches": {"range": 1, "other": 0},
+                "unknown": {"range": 0, "other": 1}}  # "in-house" is not a library protocol: "other"
+    for metric, per_protocol in expected.items():
+        stored = prometheus.query(f'rebalance_conformance_{metric}_total{{group="{DRILL_DOWN_GROUP}"}}')
+        assert {s["metric"]["protocol"]: int(s["value"][1]) for s in stored} == per_protocol, metric
+    skipped = prometheus.query(f'rebalance_skipped_generations_total{{group="{DRILL_DOWN_GROUP}",strategy="observed"}}')
+    assert [s["value"][1] for s in skipped] == ["2"]
 
 
 def test_every_dashboard_query_is_valid_and_returns_data(scraped):
-    prometheus, _ = scraped
+    prometheus, _, _ = scraped
     dashboard = load_dashboard()
     values = {"group": DRILL_DOWN_GROUP, "strategy": ".*", "datasource": "prometheus",
               "__rate_interval": "1m", "__interval": "15s", "__range": "1h"}

@@ -165,3 +165,12 @@ def test_a_snapshot_does_not_move_with_the_fold():
     assert snap.strategies[("g", "sticky")].moves == 2 and set(snap.strategies) == {("g", "sticky")}
     assert snap.tracked == {"g"} and snap.health.records[DIFF] == 1 and snap.version == 1
     assert state.strategies[("g", "sticky")].moves == 2 and state.version == 2
+
+
+def test_a_round_where_kafkas_assignor_throws_is_counted_apart():
+    state = MetricState()
+    error = {"exception": "java.lang.IllegalStateException", "message": None, "detail": "..."}
+    state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", moves=0, min_moves=0, error=error))
+    state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", generation=1))
+    s = state.strategies[("g", "cooperative-sticky")]
+    assert (s.rounds, s.assignor_errors, s.moves) == (2, 1, 2)
