@@ -81,6 +81,9 @@ STRATEGY_INFO = {
         "custom client-side assignor (this project's), eager", "everything held, every rebalance",
         "a ConsumerPartitionAssignor that sends each member's weight in Subscription userData "
         "(format: docs/assignors.md); not shipped with Kafka"),
+    "observed": StrategyInfo(
+        "what the group really got: the assignments its recorded generations carry (rebalance capture)",
+        "per the recorded protocol", "– (recorded, not computed)"),
 }
 _UNKNOWN_STRATEGY = StrategyInfo("not a strategy of this library", "as its records say", "–")
 
@@ -191,6 +194,7 @@ class GroupReport:
     rows: list[Summary]  # ranked
     restarts: list[StaticRestart]
     finals: dict[str, FinalAssignment]
+    conformance: list[dict] = field(default_factory=list)  # its conformance records, in generation order
 
 
 @dataclass
@@ -357,8 +361,12 @@ def reason_pattern(reason: str) -> str:
     return re.sub(r"\d+", "N", re.sub(r"(?<!field )'[^']*'", "'…'", reason))
 
 
-def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events: int | None = None) -> Report:
-    """Diff records (any order) and dead letters -> everything the page shows."""
+def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events: int | None = None,
+          conformance: Iterable[dict] = ()) -> Report:
+    """Diff records (any order), dead letters and conformance records -> everything the page shows."""
+    verdicts: dict[str, list[dict]] = defaultdict(list)
+    for rec in conformance:
+        verdicts[str(rec.get("group"))].append(rec)
     collector = _Collector()
     for rec in records:
         collector.add(rec)
@@ -379,7 +387,8 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
     groups = [
         GroupReport(group, group_rows,
                     sorted(collector.restarts.get(group, {}).values(), key=lambda r: (r.event_ts or 0, r.member)),
-                    {row.strategy: collector.final((group, row.strategy)) for row in group_rows})
+                    {row.strategy: collector.final((group, row.strategy)) for row in group_rows},
+                    sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0))
         for group, group_rows in by_group.items()
     ]
     known = list(STRATEGY_COLOURS)  # Kafka's client strategies, then broker-side, then MetaQ, then others
@@ -716,9 +725,52 @@ def _final_lane(g: GroupReport, strategies: list[str]) -> str:
             + table + "".join(lists))
 
 
+def conformance_counts(records: list[dict]) -> dict[str, int]:
+    """Generations that got Kafka's assignment, that did not, and those without a verdict."""
+    return {"conform": sum(r.get("conforms") is True for r in records),
+            "differ": sum(r.get("conforms") is False for r in records),
+            "no verdict": sum(r.get("conforms") is None for r in records)}
+
+
+def _conformance_lane(g: GroupReport, strategies: list[str]) -> str:
+    """What the real group got against what Kafka's Java assignor computes from the same recorded inputs."""
+    if not g.conformance:
+        return ""
+    counts = conformance_counts(g.conformance)
+    rows = []
+    for r in g.conformance:
+        if r.get("conforms") is True:
+            continue
+        if r.get("conforms") is None:
+            detail = _esc(r.get("reason", ""))
+        elif r.get("error"):
+            detail = "Kafka's assignor throws: " + _esc(r["error"])
+        else:
+            detail = "; ".join(
+                f"{_esc(member)}: got {_esc(_holding_text(d.get('observed_only', {})) or '–')}, Kafka: "
+                f"{_esc(_holding_text(d.get('expected_only', {})) or '–')}"
+                for member, d in sorted(r.get("differences", {}).items()))
+        verdict = "no verdict" if r.get("conforms") is None else "differs"
+        rows.append(f'<tr class="verdict"><td>{_esc(r.get("generation"))}</td><td class="text">'
+                    f'{_esc(r.get("protocol"))}</td><td class="text">{verdict}</td>'
+                    f'<td data-col="observed_moves">{_esc(r.get("observed_moves", "–"))}</td>'
+                    f'<td data-col="expected_moves">{_esc(r.get("expected_moves", "–"))}</td>'
+                    f'<td data-col="min_moves">{_esc(r.get("min_moves", "–"))}</td>'
+                    f'<td class="text">{detail}</td></tr>')
+    table = ('<table class="conformance" data-group="' + _esc(g.group) + '"><thead><tr><th>generation</th>'
+             '<th class="text">protocol</th><th class="text">verdict</th><th>moved (observed)</th>'
+             '<th>moved (Kafka)</th><th>fewest possible</th><th class="text">partitions that differ</th></tr>'
+             f'</thead><tbody>{"".join(rows)}</tbody></table>') if rows else ""
+    return ('<h3>Conformance with Kafka\'s assignor</h3><p class="note" data-counts="'
+            f'{counts["conform"]},{counts["differ"]},{counts["no verdict"]}">Of {len(g.conformance)} recorded '
+            f'generation(s), {counts["conform"]} got exactly what Kafka\'s Java client computes from the recorded '
+            f'inputs, {counts["differ"]} did not, {counts["no verdict"]} could not be judged. The '
+            "<code>observed</code> row above is what the group really got.</p>" + table)
+
+
 # The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
 GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
-    _ranking_lane, _static_lane, _charts_lane, _final_lane,
+    _ranking_lane, _conformance_lane, _static_lane, _charts_lane, _final_lane,
 )
 
 
@@ -821,9 +873,10 @@ def render(report: Report) -> str:
 
 
 def write_report(records: Iterable[dict], out_path: str | Path, *, dead_letters: Iterable[dict] = (),
-                 events: int | None = None) -> Report:
-    """Build the report from diff records (and dead letters) and write the self-contained page to `out_path`."""
-    report = build(records, dead_letters, events=events)
+                 events: int | None = None, conformance: Iterable[dict] = ()) -> Report:
+    """Build the report from diff records (and dead letters, conformance records) and write the
+    self-contained page to `out_path`."""
+    report = build(records, dead_letters, events=events, conformance=conformance)
     out = Path(out_path)
     if out.parent != Path():
         out.parent.mkdir(parents=True, exist_ok=True)

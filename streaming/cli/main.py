@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--diffs-topic", default="rebalance.diffs")
     p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
                    help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
+    p.add_argument("--conformance-topic", default="rebalance.conformance",
+                   help="conformance records for the report's conformance lane, if the topic exists "
+                        "(default: %(default)s)")
     p.add_argument("--out", default="report.html", metavar="REPORT.html")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")

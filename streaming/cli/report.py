@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from streaming.cli.usage import UsageError, check_writable_file, client_options, kafka_failure
-from streaming.core.records import DEAD_LETTER, DIFF, REPLAY_DIRS
+from streaming.core.records import CONFORMANCE, DEAD_LETTER, DIFF, REPLAY_DIRS
 
 
 def _read_jsonl_dir(path: Path) -> Iterator[dict]:
@@ -44,9 +44,9 @@ def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
         raise UsageError(f"{path}: no diff records (*.jsonl)")
 
 
-def read_dead_letters_dir(directory: str | Path) -> Iterator[dict]:
-    """The dead letters of a replay's output directory (`dead-letter/`), if it has them."""
-    path = Path(directory) / REPLAY_DIRS[DEAD_LETTER]
+def read_kind_dir(directory: str | Path, kind: str) -> Iterator[dict]:
+    """The records of one kind (dead letters, conformance) of a replay's output directory, if it has them."""
+    path = Path(directory) / REPLAY_DIRS[kind]
     return _read_jsonl_dir(path) if path.is_dir() else iter(())
 
 
@@ -63,8 +63,8 @@ def report_from_replay(out: str | Path, report: str | Path, *, events: int | Non
     """The what-if report of a replay's output directory: its diffs, its dead letters, the events it read."""
     from whatif.report import write_report
 
-    write_report(read_diffs_dir(Path(out) / REPLAY_DIRS[DIFF]), report, dead_letters=read_dead_letters_dir(out),
-                 events=events)
+    write_report(read_diffs_dir(Path(out) / REPLAY_DIRS[DIFF]), report, dead_letters=read_kind_dir(out, DEAD_LETTER),
+                 events=events, conformance=read_kind_dir(out, CONFORMANCE))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,14 +77,16 @@ def run(args: argparse.Namespace) -> int:
     check_writable_file(args.out, "--out")
     if args.diffs_dir is not None:
         records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
-        dead_letters = read_dead_letters_dir(args.diffs_dir)
+        dead_letters = read_kind_dir(args.diffs_dir, DEAD_LETTER)
+        conformance = read_kind_dir(args.diffs_dir, CONFORMANCE)
     else:
         options = client_options(args.kafka_option, args.bootstrap)
         records = read_topic(args.bootstrap, args.diffs_topic, options, missing_ok=False)
         dead_letters = read_topic(args.bootstrap, args.dead_letter_topic, options, missing_ok=True)
+        conformance = read_topic(args.bootstrap, args.conformance_topic, options, missing_ok=True)
     counted = _Counting(records)
     try:
-        write_report(counted, args.out, dead_letters=dead_letters)
+        write_report(counted, args.out, dead_letters=dead_letters, conformance=conformance)
     except ValueError as exc:  # bad records, a missing topic
         raise UsageError(str(exc)) from None
     except (KafkaError, TimeoutError) as exc:

@@ -194,3 +194,36 @@ def test_dead_letters_static_restarts_and_final_assignments_are_on_screen(histor
     assert tables["final"] == 8 + 6  # every member of both groups, all strategies side by side
     assert tables["holdings"] >= 8 + 6  # the best strategy's partitions listed, open
     assert len(result["figures"]) == 2
+
+
+def test_conformance_lane_of_a_replayed_capture(tmp_path: Path) -> None:
+    """Three recorded generations — Kafka's range result, a different one, an unknown protocol — replayed with
+    a report: the lane lists the two without a clean verdict, its counts are the conformance records'."""
+    def gen(n: int, protocol: str, assigned: dict[str, list[int]]) -> dict:
+        return {"group": "captured", "type": "generation", "generation": n, "protocol": protocol,
+                "ts": 1732200000000 + n * 1000,
+                "members": {m: {"topics": ["orders"], "assigned": {"orders": ps}} for m, ps in assigned.items()}}
+
+    events = [{"group": "captured", "type": "partitions", "partitions": {"orders": 4}},
+              gen(1, "range", {"c-1": [0, 1], "c-2": [2, 3]}),
+              gen(2, "range", {"c-1": [0, 1, 2], "c-2": [3]}),
+              gen(3, "in-house", {"c-1": [0, 1], "c-2": [2, 3]})]
+    log = tmp_path / "captured.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    out, report = tmp_path / "out", tmp_path / "captured.html"
+    assert cli(["replay", str(log), "--out", str(out), "--strategies", "range,sticky", "--engine", "local",
+                "--report", str(report)]) == 0
+    records = [json.loads(line) for f in sorted((out / "conformance").glob("*.jsonl"))
+               for line in f.read_text().splitlines()]
+    assert [(r["generation"], r["conforms"]) for r in records] == [(1, True), (2, False), (3, None)]
+
+    page = report.read_text(encoding="utf-8")
+    counts = re.search(r'data-counts="(\d+),(\d+),(\d+)"', page)
+    assert counts and tuple(map(int, counts.groups())) == (
+        sum(r["conforms"] is True for r in records), sum(r["conforms"] is False for r in records),
+        sum(r["conforms"] is None for r in records))
+    assert 'data-strategy="observed"' in page  # what the group really got, ranked beside the strategies
+    result = probe(report, tmp_path)
+    assert result["tables"]["conformance"] == 2  # the differing generation and the one without a verdict
+    shot = screenshot(report, tmp_path)
+    assert shot.shape[0] > 0 and shot.std() > 0
