@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 
 from streaming.spark.java import ensure_java
 
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -52,6 +53,15 @@ logger.python.level = error
 # "write ... is aborting/aborted" on every stopped or failed batch: the failure itself reaches the command
 logger.v2write.name = org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
 logger.v2write.level = off
+# a task cancelled by a stopping query (Ctrl-C) or failing: "Aborting task" with its Java trace, "Aborting commit
+# for partition ..."; the failure itself reaches the command, a cancellation is no failure
+logger.datawriting.name = org.apache.spark.sql.execution.datasources.v2.DataWritingSparkTask
+logger.datawriting.level = off
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.filter.aborting.type = RegexFilter
+logger.utils.filter.aborting.regex = Aborting task.*
+logger.utils.filter.aborting.onMatch = DENY
+logger.utils.filter.aborting.onMismatch = NEUTRAL
 # "Query ... terminated with error" and its Java trace: the command reports the failure in one line
 logger.microbatch.name = org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution
 logger.microbatch.level = off
@@ -81,10 +91,11 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no network exposure, no hostname warning
     builder = SparkSession.builder.appName(app_name).master(master)
+    extra = dict(extra_conf or {})
+    # the caller's JVM flags come after ours (the last of a repeated flag wins) instead of dropping the log profile
+    java_options = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} {extra.pop(JAVA_OPTIONS, '')}".strip()
     conf = {**BASE_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions),
-            "spark.default.parallelism": str(shuffle_partitions),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
-            **(extra_conf or {})}
+            "spark.default.parallelism": str(shuffle_partitions), JAVA_OPTIONS: java_options, **extra}
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
