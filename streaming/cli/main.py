@@ -226,6 +226,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _spark_failure(exc: BaseException) -> str | None:
     """One line for a failure of Spark or of its JVM (whose tracebacks run to a hundred lines), else None."""
     module = type(exc).__module__ or ""
+    chain: BaseException | None = exc
+    while chain is not None:  # a dead JVM: py4j's reconnect attempt raises ConnectionRefusedError over its own error
+        if (type(chain).__module__ or "").startswith("py4j"):
+            module = "py4j"
+        chain = chain.__cause__ or chain.__context__
     if module.startswith("py4j"):
         return ("the Spark JVM stopped answering (killed, or out of memory?); a restart with the same "
                 "--checkpoint resumes after the last completed batch")

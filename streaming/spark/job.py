@@ -194,8 +194,9 @@ def progress_line(progress: Mapping[str, Any], label: str, log_end: Callable[[],
     rate = progress.get("processedRowsPerSecond") or 0.0
     lags = []
     for s in progress.get("sources", []):
-        reported = s.get("latestOffset")
-        latest = _offset_total(reported if reported is not None or log_end is None else log_end())
+        latest = _offset_total(s.get("latestOffset"))  # PySpark gives the JSON text "null" when there is none
+        if latest is None and log_end is not None:
+            latest = _offset_total(log_end())
         end = _offset_total(s.get("endOffset"))
         if latest is not None and end is not None:
             lags.append(max(0, latest - end))
