@@ -50,7 +50,8 @@ def start_serve(
     client = {f"kafka.{k}": v for k, v in (kafka_options or {}).items()}
     client["kafka.bootstrap.servers"] = bootstrap
     reader = (spark.readStream.format("rebalance-kafka").options(**client)
-              .option("subscribe", topics.events).option("startingOffsets", "earliest"))
+              .option("subscribe", topics.events).option("startingOffsets", "earliest")
+              .option("maxEventBytes", str(config.limits.max_event_bytes)))
     if max_events_per_batch:
         reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
     sinks = {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter, CONFORMANCE: topics.conformance}

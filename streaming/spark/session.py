@@ -19,10 +19,15 @@ from pyspark.sql import SparkSession
 from streaming.spark.java import ensure_java
 
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+JVM_FLAGS = "-XX:MaxMetaspaceSize=256m"  # a ceiling for class metadata (Spark's classes and the code it generates)
 BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.driver.memory": "3g",
+    # memory bounds (docs/spark-notes.md §5, measured with bench.soak): the heap the driver JVM may commit (in
+    # local mode it is also the executor); RocksDB's block cache and memtables for every state store together
+    "spark.driver.memory": "1g",
+    "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage": "true",
+    "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass":
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
@@ -93,7 +98,7 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
     builder = SparkSession.builder.appName(app_name).master(master)
     extra = dict(extra_conf or {})
     # the caller's JVM flags come after ours (the last of a repeated flag wins) instead of dropping the log profile
-    java_options = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} {extra.pop(JAVA_OPTIONS, '')}".strip()
+    java_options = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} {JVM_FLAGS} {extra.pop(JAVA_OPTIONS, '')}".strip()
     conf = {**BASE_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions),
             "spark.default.parallelism": str(shuffle_partitions), JAVA_OPTIONS: java_options, **extra}
     for key, value in conf.items():
