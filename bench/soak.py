@@ -200,7 +200,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 def summary(run_data: dict[str, Any], every_min: int = 10) -> str:
     """RSS per process kind at the start and every `every_min` minutes (the nearest sample)."""
     rows = run_data["samples"]
-    marks = range(0, int(rows[-1]["t"] // 60) + 1, every_min)
+    marks = range(0, round(rows[-1]["t"] / 60) + 1, every_min)
     lines = [f"{run_data['label']}: {run_data['groups']} groups, {run_data['rate']} events/s "
              f"{' '.join(run_data['spark_conf'])}".rstrip(),
              f"{'minute':>6}  " + "  ".join(f"{k:>9}" for k in (*KINDS, "heap")) + "  processed"]
@@ -229,8 +229,8 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
         heap = [(r["t"] / 60, r["heap_used"]) for r in rows if "heap_used" in r]
         if heap:
             ax.plot(*zip(*heap, strict=True), linestyle="--", color="grey", label="JVM heap after last GC")
-        conf = ", ".join(run_data["spark_conf"]) or "default settings"
-        ax.set_title(f"{run_data['label']}: {run_data['groups']} groups, {run_data['rate']} events/s; {conf}",
+        conf = "".join(f"; {c}" for c in run_data["spark_conf"])
+        ax.set_title(f"{run_data['label']}: {run_data['groups']} groups, {run_data['rate']} events/s{conf}",
                      fontsize=9)
         ax.set_ylabel("RSS (MiB)")
         ax.set_ylim(0, top)

@@ -28,6 +28,12 @@ BASE_CONF = {
     "spark.driver.memory": "1g",
     "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage": "true",
     "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
+    # what Spark's status store keeps of finished jobs, stages, tasks and SQL executions (kept even with the UI
+    # off; a service runs a few per micro-batch, so the defaults of 1,000 / 100,000 fill the heap for hours)
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
+    "spark.ui.retainedTasks": "2000",
+    "spark.sql.ui.retainedExecutions": "50",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass":
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
