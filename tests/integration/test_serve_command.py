@@ -56,3 +56,4 @@ def test_ctrl_c_during_serve_exits_130_with_one_line(kafka_bootstrap, unique_top
     assert code == 130, rest
     assert after == ["rebalance serve: interrupted; the next start with the same --checkpoint resumes after the "
                      "last completed batch"], rest
+
