@@ -228,7 +228,7 @@ def plot(runs: list[dict[str, Any]], path: str) -> None:
             ax.plot(minutes, [r[kind] for r in rows], label=LABELS[kind])
         heap = [(r["t"] / 60, r["heap_used"]) for r in rows if "heap_used" in r]
         if heap:
-            ax.plot(*zip(*heap, strict=True), linestyle="--", color="grey", label="JVM heap after last GC")
+            ax.plot(*zip(*heap, strict=True), linestyle="--", color="grey", label="JVM heap after the last (young) GC")
         conf = "".join(f"; {c}" for c in run_data["spark_conf"])
         ax.set_title(f"{run_data['label']}: {run_data['groups']} groups, {run_data['rate']} events/s{conf}",
                      fontsize=9)
