@@ -82,14 +82,23 @@ class _Group:
         return {"type": "partitions", "partitions": {topic: self.topics[topic]}}
 
 
-def generate_log(path: Path, events: int, groups: int, seed: int = SEED) -> Path:
-    """`events` membership events over `groups` groups, interleaved at random, one JSON object per line."""
+def group_events(groups: int, seed: int = SEED) -> Iterator[dict]:
+    """An endless stream of membership events over `groups` groups: every group starts early (in order),
+    then random interleaving; no `ts` (the caller stamps it)."""
     rng = random.Random(seed)
     gs = [_Group(f"g{i:05d}", random.Random(rng.getrandbits(64))) for i in range(groups)]
+    n = 0
+    while True:
+        g = gs[n] if n < groups else rng.choice(gs)
+        yield {"group": g.name, **g.next_event()}
+        n += 1
+
+
+def generate_log(path: Path, events: int, groups: int, seed: int = SEED) -> Path:
+    """`events` membership events over `groups` groups, interleaved at random, one JSON object per line."""
     with path.open("w") as f:
-        for n in range(events):
-            g = gs[n] if n < groups else rng.choice(gs)  # every group starts early, then random interleaving
-            f.write(json.dumps({"group": g.name, **g.next_event(), "ts": TS0 + n * 10}, separators=(",", ":")))
+        for n, event in zip(range(events), group_events(groups, seed), strict=False):
+            f.write(json.dumps({**event, "ts": TS0 + n * 10}, separators=(",", ":")))
             f.write("\n")
     return path
 

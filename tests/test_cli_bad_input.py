@@ -96,10 +96,14 @@ def test_a_spark_or_jvm_failure_is_one_line_exit_1(tmp_path: Path, capsys, monke
 
     log = tmp_path / "log.jsonl"
     log.write_text("{}\n")
+    refused = ConnectionRefusedError(111, "Connection refused")
+    refused.__context__ = Py4JNetworkError("Answer from Java side is empty")
     for error, expected in [
         (PySparkException("\n  [STREAM_FAILED] Query [id = 1] terminated with exception\n  at ..."),
          "rebalance replay: Spark failed: [STREAM_FAILED] Query [id = 1] terminated with exception"),
         (Py4JNetworkError("Answer from Java side is empty"),
+         "rebalance replay: the Spark JVM stopped answering (killed, or out of memory?)"),
+        (refused,  # a killed JVM: py4j's reconnect fails over its own error (seen in tests/integration/test_faults)
          "rebalance replay: the Spark JVM stopped answering (killed, or out of memory?)"),
     ]:
         def fail(args, error=error):

@@ -14,8 +14,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from streaming.cli.replay import AUTO_LOCAL_MAX_LINES, DEFAULT_REPLAY_BATCH
+from streaming.cli.replay import AUTO_LOCAL_MAX_LINES
 from streaming.cli.usage import (
+    DEFAULT_BATCH,
     EXIT_DEAD_LETTERS,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -43,11 +44,11 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
                    help="comma-separated strategy names or 'all' (default: %(default)s)")
     p.add_argument("--max-events-per-batch", type=int, default=None, metavar="N",
-                   help="admission control: at most N events per micro-batch")
+                   help=f"admission control: at most N events per micro-batch (replay and serve: {DEFAULT_BATCH:,})")
 
 
 REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead letters under OUT/dead-letter/,
-one file per micro-batch ({DEFAULT_REPLAY_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
+one file per micro-batch ({DEFAULT_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
 Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
 input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
 
@@ -226,6 +227,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _spark_failure(exc: BaseException) -> str | None:
     """One line for a failure of Spark or of its JVM (whose tracebacks run to a hundred lines), else None."""
     module = type(exc).__module__ or ""
+    chain: BaseException | None = exc
+    while chain is not None:  # a dead JVM: py4j's reconnect attempt raises ConnectionRefusedError over its own error
+        if (type(chain).__module__ or "").startswith("py4j"):
+            module = "py4j"
+        chain = chain.__cause__ or chain.__context__
     if module.startswith("py4j"):
         return ("the Spark JVM stopped answering (killed, or out of memory?); a restart with the same "
                 "--checkpoint resumes after the last completed batch")

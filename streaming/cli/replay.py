@@ -4,7 +4,7 @@ Two engines write the same files: `spark` (the streaming job with the JSONL file
 sink) and `local` (the same state machine in this process, `streaming.core.local.replay_files`), which skips
 Spark's start-up (15–30 s) and so is what `auto` picks for logs of fewer than `AUTO_LOCAL_MAX_LINES` lines
 without `--checkpoint`. Diffs land under `--out/diffs/`, dead letters under `--out/dead-letter/`, one file
-per micro-batch of `DEFAULT_REPLAY_BATCH` events (so progress and output come as it goes), one JSON object
+per micro-batch of `usage.DEFAULT_BATCH` events (so progress and output come as it goes), one JSON object
 per line, in source order. The run ends with one summary line of its own counts; with
 `--max-dead-letter-ratio R` it exits with `EXIT_DEAD_LETTERS` (3) when more than R of its events were
 dead-lettered.
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from streaming.cli.usage import (
+    DEFAULT_BATCH,
     EXIT_DEAD_LETTERS,
     UsageError,
     check_batch_size,
@@ -32,7 +33,6 @@ from streaming.cli.usage import (
 from streaming.core.lines import unterminated
 
 AUTO_LOCAL_MAX_LINES = 20_000  # below this, Spark's start-up costs more than the local loop's single core
-DEFAULT_REPLAY_BATCH = 2_000  # events per micro-batch: a few seconds of work each at the state machine's speed
 
 
 def check_log(path: str) -> list[Path]:
@@ -83,7 +83,7 @@ def _records_in(paths: list[Path]) -> int:
 def run(args: argparse.Namespace) -> int:
     files = check_log(args.log)
     config = pipeline_config(args.strategies)
-    max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_REPLAY_BATCH
+    max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_BATCH
     max_ratio = check_ratio(args.max_dead_letter_ratio, "--max-dead-letter-ratio")
     master, spark_conf = spark_settings(args.master, args.spark_conf)
     engine = choose_engine(args.engine, files, args.checkpoint, master)

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from streaming.cli.usage import (
+    DEFAULT_BATCH,
     check_batch_size,
     check_checkpoint,
     client_options,
@@ -21,7 +22,7 @@ from streaming.cli.usage import (
 
 def run(args: argparse.Namespace) -> int:
     config = pipeline_config(args.strategies)
-    max_events = check_batch_size(args.max_events_per_batch)
+    max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_BATCH
     master, spark_conf = spark_settings(args.master, args.spark_conf)
     options = client_options(args.kafka_option, args.bootstrap)
     resume = check_checkpoint(args.checkpoint, "serve")

@@ -48,6 +48,12 @@ def pipeline_config(strategies: str) -> Any:
         raise UsageError(str(exc)) from None
 
 
+DEFAULT_BATCH = 2_000
+"""Events per micro-batch of `replay` and `serve` unless --max-events-per-batch: a few seconds of work each at
+the state machine's speed, and a bound on what one batch holds (a group's rows in the state function, the
+output the exactly-once sink collects), however large a backlog the service finds."""
+
+
 def check_batch_size(n: int | None) -> int | None:
     """`--max-events-per-batch`: a positive integer or None (no cap)."""
     if n is not None and n < 1:

@@ -61,6 +61,7 @@ class LocalBroker:
     def start(self) -> LocalBroker:
         cmd = [noida_binary(), "start", "--only", "kafka", "--kafka-port", str(self.port),
                "--data-dir", str(self.data_dir / "data"), "--host", self.host]
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self._log, "wb")  # noqa: SIM115 - handed to the child, closed in stop()
         self.process = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self._logfile = log

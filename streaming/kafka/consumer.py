@@ -26,6 +26,19 @@ def committed_consumer(client_options: Mapping[str, Any], **overrides: Any) -> A
     return KafkaConsumer(**kwargs)
 
 
+def end_offsets(bootstrap: str, topic: str, kafka_options: Mapping[str, Any] | None = None) -> dict[int, int]:
+    """``{partition: end offset}`` of ``topic`` as a read_committed reader sees it (the last stable offset)."""
+    from kafka import TopicPartition
+
+    consumer = committed_consumer({**(kafka_options or {}), "bootstrap.servers": bootstrap},
+                                  allow_auto_create_topics=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        return {tp.partition: offset for tp, offset in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
+
+
 def iter_to_end(bootstrap: str, topic: str, kafka_options: Mapping[str, Any] | None = None, *,
                 timeout_s: float = 120.0, missing_ok: bool = True) -> Iterator[Any]:
     """Every committed record of ``topic`` from its beginning up to the end offsets seen at the start,

@@ -183,21 +183,31 @@ def _offset_total(offset: Any) -> int | None:
     return None
 
 
-def progress_line(progress: Mapping[str, Any], label: str) -> str:
+def progress_line(progress: Mapping[str, Any], label: str, log_end: Callable[[], Any] | None = None) -> str:
+    """One line per micro-batch; lag = records of the input past the batch's end offset.
+
+    Spark reports the input's end (`latestOffset`) only for batches it planned in this run: the first batch
+    after a restart re-runs the one the offset log holds and has none (Spark's MicroBatchExecution skips
+    planning for it). `log_end` then supplies the end as it is now (the service reads the topic's end
+    offsets); without it the line says why the lag is not known."""
     rows = progress.get("numInputRows", 0)
     rate = progress.get("processedRowsPerSecond") or 0.0
     lags = []
     for s in progress.get("sources", []):
-        latest, end = _offset_total(s.get("latestOffset")), _offset_total(s.get("endOffset"))
+        latest = _offset_total(s.get("latestOffset"))  # PySpark gives the JSON text "null" when there is none
+        if latest is None and log_end is not None:
+            latest = _offset_total(log_end())
+        end = _offset_total(s.get("endOffset"))
         if latest is not None and end is not None:
             lags.append(max(0, latest - end))
-    lag = str(sum(lags)) if lags else "?"
+    lag = str(sum(lags)) if lags else "unknown (a batch planned before the restart: the log end was not read)"
     ms = progress.get("durationMs", {}).get("triggerExecution", 0)
     return f"[{label}] batch {progress.get('batchId')}: {rows} events in {ms} ms ({rate:,.0f} events/s), lag {lag}"
 
 
 def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heartbeat_s: float = 15.0,
-                out=sys.stderr, probe: Callable[[], str | None] | None = None) -> int:
+                out=sys.stderr, probe: Callable[[], str | None] | None = None,
+                log_end: Callable[[], Any] | None = None) -> int:
     """Wait for the query, printing one line per micro-batch that read events (and a heartbeat while a
     long batch runs); re-raise its failure. Returns the number of events read.
 
@@ -207,7 +217,7 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
     sets a flag checked between polls, so no Py4J call is interrupted half way (PySpark's own handler makes a
     Py4J call from inside the signal handler, which fails with "reentrant call" tracebacks).
     `probe` (the service passes a broker check) runs at each heartbeat without a batch; what it returns is
-    printed as a warning until it returns None again.
+    printed as a warning until it returns None again. `log_end`: see `progress_line`.
     """
     seen, events = "", 0
     since = beat = time.monotonic()
@@ -223,7 +233,7 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
                     if rows:
                         since = beat = time.monotonic()
                         if out is not None:
-                            print(progress_line(p, label), file=out, flush=True)
+                            print(progress_line(p, label, log_end), file=out, flush=True)
             if done:
                 return events
             if interrupted():

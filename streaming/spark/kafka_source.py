@@ -18,7 +18,10 @@ Design (docs/spark-notes.md §3, §4):
 Options: ``kafka.bootstrap.servers`` (required), ``subscribe`` (one topic, required),
 ``startingOffsets`` (``earliest`` | ``latest`` | JSON, -2 = earliest, -1 = latest; default latest),
 ``maxOffsetsPerTrigger``, ``failOnDataLoss`` (default true), ``pollTimeoutMs`` (default 120000),
-``maxRecordsPerBatch`` (Arrow batch rows, default 10000), and any other ``kafka.*`` client setting.
+``maxRecordsPerBatch`` (Arrow batch rows, default 10000), ``maxBytesPerBatch`` (Arrow batch value bytes, default
+32 MiB), ``maxEventBytes`` (a longer value is passed on as `core.lines`' prefix with its true size in
+``SIZE_HEADER``, as `load` produces an over-long line: no event the job will reject travels whole through
+Spark; default: no cut), and any other ``kafka.*`` client setting.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from streaming.core.lines import PREFIX_BYTES, SIZE_HEADER
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.options import kafka_client_options, to_kafka_python
 from streaming.spark.schemas import SOURCE_SCHEMA
@@ -109,6 +113,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.fail_on_data_loss = options.get("failOnDataLoss", "true").lower() != "false"
         self.poll_timeout_ms = int(options.get("pollTimeoutMs", "120000"))
         self.batch_rows = max(1, int(options.get("maxRecordsPerBatch", "10000")))
+        self.batch_bytes = max(1, int(options.get("maxBytesPerBatch", str(32 << 20))))
+        max_event = options.get("maxEventBytes")
+        self.max_event_bytes = int(max_event) if max_event else None
         self.schema = schema
         self._admin: Any = None
         self._target: Offsets | None = None  # Trigger.AvailableNow end, pinned at start
@@ -231,7 +238,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # ---- executor side -----------------------------------------------------------------------------------
     def read(self, partition: KafkaRange) -> Iterator[Any]:
         return read_range(partition, self.client_options, self.schema, fail_on_data_loss=self.fail_on_data_loss,
-                          poll_timeout_ms=self.poll_timeout_ms, batch_rows=self.batch_rows)
+                          poll_timeout_ms=self.poll_timeout_ms, batch_rows=self.batch_rows,
+                          batch_bytes=self.batch_bytes, max_event_bytes=self.max_event_bytes)
 
 
 _consumers: dict[str, Any] = {}  # per Python worker: client settings JSON -> KafkaConsumer
@@ -246,10 +254,23 @@ def cached_consumer(client_options: Mapping[str, str]) -> Any:
     return consumer
 
 
+def _cut(value: bytes | None, headers: list[tuple[str, bytes]], max_event_bytes: int | None
+         ) -> tuple[bytes | None, list[tuple[str, bytes]]]:
+    """A value over `max_event_bytes` as its prefix, its true size in `SIZE_HEADER` (one already there, from
+    `load`, stays: it has the line's size)."""
+    if max_event_bytes is None or value is None or len(value) <= max_event_bytes:
+        return value, headers
+    if not any(k == SIZE_HEADER for k, _ in headers):
+        headers = [*headers, (SIZE_HEADER, str(len(value)).encode())]
+    return value[: min(max_event_bytes, PREFIX_BYTES)], headers
+
+
 def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: StructType, *,
-               fail_on_data_loss: bool, poll_timeout_ms: int, batch_rows: int) -> Iterator[Any]:
-    """Yield Arrow batches with the records of ``[from, until)``; transaction markers and aborted records
-    leave offset gaps, so the loop ends on the consumer position, not on a record count."""
+               fail_on_data_loss: bool, poll_timeout_ms: int, batch_rows: int, batch_bytes: int = 32 << 20,
+               max_event_bytes: int | None = None) -> Iterator[Any]:
+    """Yield Arrow batches with the records of ``[from, until)``, each at most `batch_rows` records and about
+    `batch_bytes` of values (a worker holds one batch, whatever the records' sizes); transaction markers and
+    aborted records leave offset gaps, so the loop ends on the consumer position, not on a record count."""
     import pyarrow as pa
     from kafka import TopicPartition
     from kafka.errors import OffsetOutOfRangeError
@@ -280,6 +301,7 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
             return
     consumer.seek(tp, start)
     cols: tuple[list[Any], ...] = ([], [], [], [], [], [])
+    held = 0  # value bytes in cols
     deadline = time.monotonic() + poll_timeout_ms / 1000
     while consumer.position(tp) < until:
         if time.monotonic() > deadline:
@@ -299,15 +321,17 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
             for r in records:
                 if r.offset >= until:
                     break
+                value, headers = _cut(r.value, list(r.headers or ()), max_event_bytes)
                 cols[0].append(r.key)
-                cols[1].append(r.value)
+                cols[1].append(value)
                 cols[2].append(r.offset)
                 cols[3].append(r.timestamp * 1000)
                 cols[4].append(r.timestamp_type)
-                cols[5].append([{"key": k, "value": v} for k, v in r.headers] if r.headers else None)
-        if len(cols[0]) >= batch_rows:
-            yield _batch(pa, arrow_schema, part, cols)
-            cols = ([], [], [], [], [], [])
+                cols[5].append([{"key": k, "value": v} for k, v in headers] if headers else None)
+                held += len(value or b"")
+                if len(cols[0]) >= batch_rows or held >= batch_bytes:
+                    yield _batch(pa, arrow_schema, part, cols)
+                    cols, held = ([], [], [], [], [], []), 0
     if cols[0]:
         yield _batch(pa, arrow_schema, part, cols)
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kafka.errors import KafkaError
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -22,6 +23,7 @@ from streaming.core import group_state
 from streaming.core.config import PipelineConfig
 from streaming.core.local import clear_batches
 from streaming.core.records import CONFORMANCE, DEAD_LETTER, DIFF, REPLAY_DIRS
+from streaming.kafka.consumer import end_offsets
 from streaming.kafka.topics import ServeTopics, unreachable
 from streaming.spark.job import Step, await_query, build_pipeline, start_query
 from streaming.spark.jsonl_sink import read_records
@@ -48,7 +50,8 @@ def start_serve(
     client = {f"kafka.{k}": v for k, v in (kafka_options or {}).items()}
     client["kafka.bootstrap.servers"] = bootstrap
     reader = (spark.readStream.format("rebalance-kafka").options(**client)
-              .option("subscribe", topics.events).option("startingOffsets", "earliest"))
+              .option("subscribe", topics.events).option("startingOffsets", "earliest")
+              .option("maxEventBytes", str(config.limits.max_event_bytes)))
     if max_events_per_batch:
         reader = reader.option("maxOffsetsPerTrigger", str(max_events_per_batch))
     sinks = {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter, CONFORMANCE: topics.conformance}
@@ -62,12 +65,20 @@ def serve_events(spark: SparkSession, bootstrap: str, config: PipelineConfig, *,
     """`start_serve` and wait for it (with `once=True`: until caught up); returns the events read. While no
     batch completes, the broker is checked at each heartbeat and an outage is reported with its duration."""
     options = kwargs.get("kafka_options")
+    events_topic = kwargs.get("topics", DEFAULT_TOPICS).events
 
     def probe() -> str | None:
         problem = unreachable(bootstrap, options)
         return None if problem is None else f"Kafka at {bootstrap} unreachable ({problem})"
 
-    return await_query(start_serve(spark, bootstrap, config, **kwargs), "serve", out=progress, probe=probe)
+    def log_end() -> dict[str, dict[str, int]] | None:
+        try:
+            return {events_topic: {str(p): o for p, o in end_offsets(bootstrap, events_topic, options).items()}}
+        except (KafkaError, OSError):
+            return None
+
+    return await_query(start_serve(spark, bootstrap, config, **kwargs), "serve", out=progress, probe=probe,
+                       log_end=log_end)
 
 
 def _fresh(checkpoint: Path) -> bool:

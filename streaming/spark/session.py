@@ -18,10 +18,22 @@ from pyspark.sql import SparkSession
 
 from streaming.spark.java import ensure_java
 
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+JVM_FLAGS = "-XX:MaxMetaspaceSize=256m"  # a ceiling for class metadata (Spark's classes and the code it generates)
 BASE_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.driver.memory": "3g",
+    # memory bounds (docs/spark-notes.md §5, measured with bench.soak): the heap the driver JVM may commit (in
+    # local mode it is also the executor); RocksDB's block cache and memtables for every state store together
+    "spark.driver.memory": "1g",
+    "spark.sql.streaming.stateStore.rocksdb.boundedMemoryUsage": "true",
+    "spark.sql.streaming.stateStore.rocksdb.maxMemoryUsageMB": "256",
+    # what Spark's status store keeps of finished jobs, stages, tasks and SQL executions (kept even with the UI
+    # off; a service runs a few per micro-batch, so the defaults of 1,000 / 100,000 fill the heap for hours)
+    "spark.ui.retainedJobs": "100",
+    "spark.ui.retainedStages": "100",
+    "spark.ui.retainedTasks": "2000",
+    "spark.sql.ui.retainedExecutions": "50",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass":
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
@@ -52,6 +64,15 @@ logger.python.level = error
 # "write ... is aborting/aborted" on every stopped or failed batch: the failure itself reaches the command
 logger.v2write.name = org.apache.spark.sql.execution.datasources.v2.WriteToDataSourceV2Exec
 logger.v2write.level = off
+# a task cancelled by a stopping query (Ctrl-C) or failing: "Aborting task" with its Java trace, "Aborting commit
+# for partition ..."; the failure itself reaches the command, a cancellation is no failure
+logger.datawriting.name = org.apache.spark.sql.execution.datasources.v2.DataWritingSparkTask
+logger.datawriting.level = off
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.filter.aborting.type = RegexFilter
+logger.utils.filter.aborting.regex = Aborting task.*
+logger.utils.filter.aborting.onMatch = DENY
+logger.utils.filter.aborting.onMismatch = NEUTRAL
 # "Query ... terminated with error" and its Java trace: the command reports the failure in one line
 logger.microbatch.name = org.apache.spark.sql.execution.streaming.runtime.MicroBatchExecution
 logger.microbatch.level = off
@@ -81,10 +102,11 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no network exposure, no hostname warning
     builder = SparkSession.builder.appName(app_name).master(master)
+    extra = dict(extra_conf or {})
+    # the caller's JVM flags come after ours (the last of a repeated flag wins) instead of dropping the log profile
+    java_options = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} {JVM_FLAGS} {extra.pop(JAVA_OPTIONS, '')}".strip()
     conf = {**BASE_CONF, "spark.sql.shuffle.partitions": str(shuffle_partitions),
-            "spark.default.parallelism": str(shuffle_partitions),
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
-            **(extra_conf or {})}
+            "spark.default.parallelism": str(shuffle_partitions), JAVA_OPTIONS: java_options, **extra}
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -167,3 +167,29 @@ def test_aborted_transactional_records_are_never_read(spark, kafka_bootstrap, un
     got = values(run_available_now(spark, source(spark, kafka_bootstrap, topic, startingOffsets="earliest"),
                                    str(tmp_path / "ckpt")))
     assert [v for _, _, v in got] == [b"plain", b"committed"]
+
+
+def test_a_worker_holds_a_bounded_batch_and_no_value_over_the_event_limit(kafka_bootstrap, unique_topic):
+    """Records a producer made larger than the event limit reach Spark as `load` would have produced them (a
+    prefix, the true size in the header; a size header already there is kept), and a batch is cut by bytes
+    as well as by rows, so a worker's memory does not grow with the records' sizes."""
+    from streaming.core.lines import PREFIX_BYTES, SIZE_HEADER
+    from streaming.spark.kafka_source import read_range
+
+    topic = unique_topic("src-big", partitions=1)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, max_request_size=8 << 20)
+    producer.send(topic, value=b"x" * 300_000, partition=0)  # over the limit: cut
+    producer.send(topic, value=b"y" * 300_000, partition=0, headers=[(SIZE_HEADER, b"5000000")])  # from `load`
+    for i in range(6):
+        producer.send(topic, value=f'{{"n": {i}}}'.encode() + b" " * 150_000, partition=0)  # within the limit
+    producer.flush()
+    producer.close()
+    batches = list(read_range(KafkaRange(topic, 0, 0, 8), {"bootstrap.servers": kafka_bootstrap}, SOURCE_SCHEMA,
+                              fail_on_data_loss=True, poll_timeout_ms=30_000, batch_rows=10_000,
+                              batch_bytes=400_000, max_event_bytes=200_000))
+    rows = [row for batch in batches for row in batch.to_pylist()]
+    assert [len(r["value"]) for r in rows] == [PREFIX_BYTES, PREFIX_BYTES] + [len(rows[2]["value"])] * 6
+    assert [r["headers"] for r in rows[:2]] == [[{"key": SIZE_HEADER, "value": b"300000"}],
+                                               [{"key": SIZE_HEADER, "value": b"5000000"}]]
+    assert all(r["headers"] is None for r in rows[2:])
+    assert [batch.num_rows for batch in batches] == [4, 3, 1]  # about 400 kB of values each

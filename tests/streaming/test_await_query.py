@@ -49,3 +49,19 @@ def test_an_outage_is_reported_while_it_lasts() -> None:
     assert [line.split(" for ")[0] for line in lines[:2]] == [warning] * 2
     assert lines[0].endswith("s; batches wait and resume when it is back")
     assert lines[2].startswith("[serve] back after ") and len(lines) == 3
+
+
+def test_the_first_batch_after_a_restart_shows_the_lag() -> None:
+    """A batch re-run after a restart comes without `latestOffset` (Spark did not plan it in this run): the
+    service's log end fills in; without one the line says why the lag is unknown instead of `lag ?`."""
+    source = {"endOffset": '{"events": {"0": 40, "1": 12}}', "latestOffset": "null"}  # as PySpark 4.3 gives them
+    rerun = {**progress(3, 1, 52), "sources": [source]}
+    planned = {**progress(4, 2, 8), "sources": [{**source, "latestOffset": '{"events": {"0": 45, "1": 20}}'}]}
+    out = io.StringIO()
+    await_query(ScriptedQuery([[rerun], [planned], []]), "serve", poll_s=0, out=out,
+                log_end=lambda: {"events": {"0": 50, "1": 30}})
+    assert [line.rsplit(", ", 1)[1] for line in out.getvalue().splitlines()] == ["lag 28", "lag 13"]
+
+    out = io.StringIO()
+    await_query(ScriptedQuery([[rerun], []]), "serve", poll_s=0, out=out)
+    assert out.getvalue().endswith("lag unknown (a batch planned before the restart: the log end was not read)\n")
