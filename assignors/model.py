@@ -238,6 +238,15 @@ def even_shares(total: int, parts: int) -> np.ndarray:
     return np.asarray(even_share(total, parts, np.arange(parts, dtype=np.int64)), dtype=np.int64)
 
 
+def owner_of(assignment: Sequence[np.ndarray], num_partitions: int) -> np.ndarray:
+    """Each member's partition ids -> the owner (member index, -1 = nobody) of every partition."""
+    owner = np.full(num_partitions, -1, dtype=np.int32)
+    if assignment:
+        sizes = [a.size for a in assignment]
+        owner[np.concatenate(assignment).astype(np.int64)] = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    return owner
+
+
 def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     """An owner (member index, -1 = nobody) per global partition id -> each member's ids, ascending."""
     assigned = np.flatnonzero(owners >= 0)
@@ -248,6 +257,23 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     bounds = np.searchsorted(who[order], np.arange(num_members + 1))
     ids = assigned[order]
     return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
+
+
+SMALL_GROUP = 512  # up to this many partitions, plain-Python assignor paths beat numpy's per-call overhead
+
+
+def small_subscribers(spec: GroupSpec) -> list[list[int]]:
+    """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in `member_info_order`."""
+    subscribers: list[list[int]] = [[] for _ in spec.topic_names]
+    lists: dict[int, list[int]] = {}  # members share subscription arrays
+    for m in spec.member_info_order.tolist():
+        topics = spec.member_topics[m]
+        ts = lists.get(id(topics))
+        if ts is None:
+            ts = lists[id(topics)] = topics.tolist()
+        for t in ts:
+            subscribers[t].append(m)
+    return subscribers
 
 
 def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
