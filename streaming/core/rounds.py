@@ -40,6 +40,7 @@ class StrategyRounds:
                  cause: dict[str, Any], event_ts: int | None) -> None:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
+        self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -190,8 +191,14 @@ class StrategyRounds:
         return any(topics[t] in members[i].topics for i, t in pairs)
 
     def _assign(self, name: str, owned: list[np.ndarray], gens: np.ndarray) -> np.ndarray:
+        """One round's owners. Every round of the event (all strategies) gets the same `GroupSpec` with
+        its own `owned` and `generations`: what a spec caches (member orders, topic subscribers, partition
+        tables) depends only on the topics and members, so it is computed once per event."""
+        if self._spec is not None:
+            self._spec.owned, self._spec.generations = owned, gens
+            return assign_owners(name, self._spec)
         lay, members = self.lay, self.shape.members
-        spec = GroupSpec(
+        spec = self._spec = GroupSpec(
             topic_names=lay.live_names,
             topic_sizes=lay.sizes[lay.sizes > 0],
             member_ids=lay.member_ids,
