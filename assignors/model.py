@@ -140,6 +140,19 @@ class GroupSpec:
             other.__dict__.pop(name, None)
         return other
 
+    def for_round(self, owned: list[np.ndarray], generations: np.ndarray) -> GroupSpec:
+        """The same topics and members with another round's `owned` and `generations`, sharing what this
+        spec has derived from them so far; `keep_derived` takes back what a round derived."""
+        other = copy.copy(self)
+        other.owned, other.generations = owned, generations
+        return other
+
+    def keep_derived(self, other: GroupSpec) -> None:
+        """Adopt what `other` (from `for_round`) derived from the shared topics and members."""
+        for name in _DERIVED:
+            if name in other.__dict__ and name not in self.__dict__:
+                self.__dict__[name] = other.__dict__[name]
+
     @cached_property
     def member_info_order(self) -> np.ndarray:
         """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
@@ -211,6 +224,7 @@ class GroupSpec:
 # GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
 _PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
 _MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers")
+_DERIVED = (*_MEMBER_CACHES, "partition_topic", "partition_number", "topics_by_name", "name_rank")  # cached_property
 
 
 @contextmanager

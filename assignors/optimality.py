@@ -71,6 +71,8 @@ def _solve(tables: Tables) -> int:
         keepable[m] += count
     if total_owned - sum(map(min, load, keepable)) == moved:
         return moved
+    if len(size) == 1:  # one topic group: every member keeps up to its load and fills up from the rest
+        return total_owned - sum(map(min, load, keepable))
     return total_owned - _max_kept(load, members_of, size, keep)
 
 

@@ -11,7 +11,7 @@ import base64
 import json
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -94,28 +94,33 @@ def _few_member_changes(
     topic_names: Sequence[str],
     starts: np.ndarray,
 ) -> tuple[Changes, int, int]:
-    """`member_changes` for a few changed partitions (the usual small-group round), same output."""
+    """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
+    over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds = starts.tolist()
-    ids = changed.tolist()
-    sides: dict[str, dict[int, dict[str, list[int]]]] = {}
-    counts = []
-    for side, owner in (("assigned", new_owner[changed].tolist()), ("revoked", prev_owner[changed].tolist())):
-        per_member: dict[int, dict[str, list[int]]] = {}
-        n = 0
-        for i, m in zip(ids, owner, strict=True):
+    assigned: dict[int, dict[str, list[int]]] = {}
+    revoked: dict[int, dict[str, list[int]]] = {}
+    t, end = -1, -1
+    for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
+        if i >= end:  # the next topic holding a change
+            t = bisect_right(bounds, i) - 1
+            end, name, first = bounds[t + 1], topic_names[t], bounds[t]
+        for sides, m in ((assigned, n), (revoked, p)):
             if m >= 0:
-                t = bisect_right(bounds, i) - 1
-                per_member.setdefault(m, {}).setdefault(topic_names[t], []).append(i - bounds[t])
-                n += 1
-        sides[side] = per_member
-        counts.append(n)
-    out: Changes = {}
-    for m in sorted(sides["assigned"].keys() | sides["revoked"].keys()):
-        out[member_ids[m]] = {"assigned": {}, "revoked": {}}
-    for side, per_member in sides.items():
-        for m in sorted(per_member):
-            out[member_ids[m]][side] = per_member[m]
-    return out, counts[0], counts[1]
+                side = sides.get(m)
+                if side is None:
+                    side = sides[m] = {}
+                numbers = side.get(name)
+                if numbers is None:
+                    side[name] = [i - first]
+                else:
+                    numbers.append(i - first)
+    out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
+                    for m in sorted(assigned.keys() | revoked.keys())}
+    return out, sum(map(len, _numbers(assigned))), sum(map(len, _numbers(revoked)))
+
+
+def _numbers(per_member: dict[int, dict[str, list[int]]]) -> Iterator[list[int]]:
+    return (numbers for side in per_member.values() for numbers in side.values())
 
 
 def build_metrics(

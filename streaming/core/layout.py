@@ -19,11 +19,13 @@ from assignors.javaorder import java_string_key
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
+_CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
+
 
 def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     """Old global id -> new global id (-1: the partition is gone); topics may only be appended."""
     if old_sizes.size == new_sizes.size and np.array_equal(old_sizes, new_sizes):  # most events keep the layout
-        return np.arange(int(new_sizes.sum()), dtype=np.int64)
+        return identity(int(new_sizes.sum()))
     old = np.zeros(new_sizes.size, dtype=np.int64)
     old[: old_sizes.size] = old_sizes
     old_starts = np.concatenate([[0], np.cumsum(old)])
@@ -31,6 +33,20 @@ def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     topic = np.repeat(np.arange(old.size), old)
     number = np.arange(topic.size, dtype=np.int64) - old_starts[topic]
     return np.where(number < new_sizes[topic], new_starts[topic] + number, -1)
+
+
+def identity(num_partitions: int) -> np.ndarray:
+    """The `layout_map` of a layout onto itself (read-only; shared for small layouts)."""
+    return _cached_identity(num_partitions) if num_partitions <= _CACHED_PARTITIONS else _identity(num_partitions)
+
+
+def _identity(num_partitions: int) -> np.ndarray:
+    out = np.arange(num_partitions, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+_cached_identity = lru_cache(maxsize=1_024)(_identity)
 
 
 def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.ndarray:
@@ -94,7 +110,7 @@ def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
     """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
     (so this comes before deciding whether the group rebalances)."""
     sizes = np.array(shape.sizes, dtype=np.int64)
-    old_to_new = layout_map(old.sizes, sizes)
+    old_to_new = identity(sum(shape.sizes)) if old.sizes.tolist() == shape.sizes else layout_map(old.sizes, sizes)
     return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new))
 
 
@@ -161,9 +177,6 @@ class _PartitionLayout:
     ids_by_name: np.ndarray
     name_rank: np.ndarray
     keys: np.ndarray  # global id -> `topic_index << 32 | partition`
-
-
-_CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
 
 
 def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _PartitionLayout:

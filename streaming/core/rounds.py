@@ -191,12 +191,15 @@ class StrategyRounds:
         return any(topics[t] in members[i].topics for i, t in pairs)
 
     def _assign(self, name: str, owned: list[np.ndarray], gens: np.ndarray) -> np.ndarray:
-        """One round's owners. Every round of the event (all strategies) gets the same `GroupSpec` with
-        its own `owned` and `generations`: what a spec caches (member orders, topic subscribers, partition
-        tables) depends only on the topics and members, so it is computed once per event."""
+        """One round's owners. Every round of the event (all strategies) gets a copy of the same `GroupSpec`
+        with its own `owned` and `generations`: what a spec derives (member orders, topic subscribers,
+        partition tables) depends only on the topics and members, so it is computed once per event."""
         if self._spec is not None:
-            self._spec.owned, self._spec.generations = owned, gens
-            return assign_owners(name, self._spec)
+            spec = self._spec.for_round(owned, gens)
+            try:
+                return assign_owners(name, spec)
+            finally:
+                self._spec.keep_derived(spec)
         lay, members = self.lay, self.shape.members
         spec = self._spec = GroupSpec(
             topic_names=lay.live_names,
