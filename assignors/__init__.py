@@ -3,7 +3,7 @@ KIP-848 server-side uniform and range, and MetaQ's balance strategies."""
 
 from assignors.errors import KafkaAssignorError
 from assignors.model import GroupSpec, Member, build_spec
-from assignors.registry import STRATEGIES, assign, assign_spec, get_assignor
+from assignors.registry import STRATEGIES, assign, assign_owners, assign_spec, get_assignor
 
 __all__ = [
     "STRATEGIES",
@@ -11,6 +11,7 @@ __all__ = [
     "KafkaAssignorError",
     "Member",
     "assign",
+    "assign_owners",
     "assign_spec",
     "build_spec",
     "get_assignor",

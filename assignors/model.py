@@ -140,6 +140,19 @@ class GroupSpec:
             other.__dict__.pop(name, None)
         return other
 
+    def for_round(self, owned: list[np.ndarray], generations: np.ndarray) -> GroupSpec:
+        """The same topics and members with another round's `owned` and `generations`, sharing what this
+        spec has derived from them so far; `keep_derived` takes back what a round derived."""
+        other = copy.copy(self)
+        other.owned, other.generations = owned, generations
+        return other
+
+    def keep_derived(self, other: GroupSpec) -> None:
+        """Adopt what `other` (from `for_round`) derived from the shared topics and members."""
+        for name in _DERIVED:
+            if name in other.__dict__ and name not in self.__dict__:
+                self.__dict__[name] = other.__dict__[name]
+
     @cached_property
     def member_info_order(self) -> np.ndarray:
         """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
@@ -211,6 +224,7 @@ class GroupSpec:
 # GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
 _PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
 _MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers")
+_DERIVED = (*_MEMBER_CACHES, "partition_topic", "partition_number", "topics_by_name", "name_rank")  # cached_property
 
 
 @contextmanager
@@ -238,6 +252,15 @@ def even_shares(total: int, parts: int) -> np.ndarray:
     return np.asarray(even_share(total, parts, np.arange(parts, dtype=np.int64)), dtype=np.int64)
 
 
+def owner_of(assignment: Sequence[np.ndarray], num_partitions: int) -> np.ndarray:
+    """Each member's partition ids -> the owner (member index, -1 = nobody) of every partition."""
+    owner = np.full(num_partitions, -1, dtype=np.int32)
+    if assignment:
+        sizes = [a.size for a in assignment]
+        owner[np.concatenate(assignment).astype(np.int64)] = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    return owner
+
+
 def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     """An owner (member index, -1 = nobody) per global partition id -> each member's ids, ascending."""
     assigned = np.flatnonzero(owners >= 0)
@@ -250,10 +273,30 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
     return [ids[bounds[m] : bounds[m + 1]] for m in range(num_members)]
 
 
+SMALL_GROUP = 512  # up to this many partitions, plain-Python assignor paths beat numpy's per-call overhead
+
+
+def small_subscribers(spec: GroupSpec) -> list[list[int]]:
+    """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in `member_info_order`."""
+    subscribers: list[list[int]] = [[] for _ in spec.topic_names]
+    lists: dict[int, list[int]] = {}  # members share subscription arrays
+    for m in spec.member_info_order.tolist():
+        topics = spec.member_topics[m]
+        ts = lists.get(id(topics))
+        if ts is None:
+            ts = lists[id(topics)] = topics.tolist()
+        for t in ts:
+            subscribers[t].append(m)
+    return subscribers
+
+
 def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
     """The global ids of `topics`, topic after topic, partitions ascending."""
     if not topics:
         return np.zeros(0, dtype=np.int64)
+    if spec.num_partitions <= SMALL_GROUP:
+        start = spec.topic_start.tolist()
+        return np.array([g for t in topics for g in range(start[t], start[t + 1])], dtype=np.int64)
     t = np.asarray(topics, dtype=np.int64)
     sizes = spec.topic_sizes[t]
     offsets = np.cumsum(sizes) - sizes

@@ -22,7 +22,7 @@ member keeps at most ``min(load, keepable)``, so when the strategy's own assignm
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import compress
 
 import numpy as np
@@ -50,9 +50,17 @@ def min_moves(
     """
     prev, new, topic, sub = _shaped(prev_owner, new_owner, partition_topic, subscribed)
     if len(prev) <= _SMALL:
-        tables = _small_tables(prev.tolist(), new.tolist(), topic.tolist(), sub)
-    else:
-        tables = _large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub)
+        return min_moves_counted(Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)), sub)
+    return _solve(_large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub))
+
+
+def min_moves_counted(triples: Mapping[tuple[int, int, int], int], subscribed: np.ndarray) -> int:
+    """`min_moves` of a small round from its partitions counted by (topic, previous owner, new owner), for a
+    caller that counted them anyway (`streaming.core.diffs.build_metrics` derives its metrics from them)."""
+    return _solve(_counted_tables(triples, np.asarray(subscribed, dtype=bool)))
+
+
+def _solve(tables: Tables) -> int:
     load, members_of, size, keep, total_owned, moved = tables
     if not keep:
         return total_owned
@@ -63,25 +71,28 @@ def min_moves(
         keepable[m] += count
     if total_owned - sum(map(min, load, keepable)) == moved:
         return moved
+    if len(size) == 1:  # one topic group: every member keeps up to its load and fills up from the rest
+        return total_owned - sum(map(min, load, keepable))
     return total_owned - _max_kept(load, members_of, size, keep)
 
 
 _SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
 
 
-def _small_tables(prev: list[int], new: list[int], topic: list[int], sub: np.ndarray) -> Tables:
-    """The flow's tables in plain Python."""
+def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray) -> Tables:
+    """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner):
+    counting runs in C (`Counter`), and the loop then sees each distinct triple once."""
     num_members, num_topics = sub.shape
-    if prev:
-        _check_range("prev_owner", min(prev), max(prev), num_members)
-        _check_range("new_owner", min(new), max(new), num_members)
-        _check_topics(min(topic), max(topic), num_topics)
+    if triples:
+        topics, prevs, news = zip(*triples, strict=True)
+        _check_range("prev_owner", min(prevs), max(prevs), num_members)
+        _check_range("new_owner", min(news), max(news), num_members)
+        _check_topics(min(topics), max(topics), num_topics)
     allowed = [set(compress(range(num_members), row)) for row in sub.T.tolist()]
     load, topic_size = [0] * num_members, [0] * num_topics
     owned: dict[tuple[int, int], int] = {}
     total_owned = moved = 0
-    # Counting (topic, previous, new owner) triples runs in C; the loop then sees each distinct triple once.
-    for (t, p, n), count in Counter(zip(topic, prev, new, strict=True)).items():
+    for (t, p, n), count in triples.items():
         topic_size[t] += count
         if n >= 0:
             load[n] += count

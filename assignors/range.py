@@ -18,7 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assignors.model import GroupSpec, even_share, ids_by_owner, rack_aware_enabled
+from assignors.model import (
+    SMALL_GROUP,
+    GroupSpec,
+    even_share,
+    ids_by_owner,
+    rack_aware_enabled,
+    small_subscribers,
+)
 
 
 @dataclass
@@ -65,8 +72,16 @@ class RangeAssignor:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
+        return ids_by_owner(self.owners(spec), spec.num_members)
+
+    def owners(self, spec: GroupSpec) -> np.ndarray:
+        """int32 member index per global partition id (-1: nobody): `assign` without the per-member lists."""
+        if spec.num_partitions <= SMALL_GROUP and (spec.partition_rack_bits is None
+                                                   or all(r is None for r in spec.racks)):
+            # no rack pass (it needs a consumer rack): the closed form alone
+            return np.array(_small_closed_form(spec), dtype=np.int32)
         subscribers, offsets = spec.topic_subscribers
-        owners = np.full(spec.num_partitions, -1, dtype=np.int64)  # member index per global partition id
+        owners = np.full(spec.num_partitions, -1, dtype=np.int32)  # member index per global partition id
         plain = np.diff(offsets) > 0  # subscribed topics left to the closed form
         for topics, subs, quota, placed in self._rack_pass(spec, subscribers, offsets):
             plain[topics] = False
@@ -74,7 +89,7 @@ class RangeAssignor:
             for t in topics:
                 owners[spec.topic_start[t] + numbers] = members
         _closed_form(spec, subscribers, offsets, plain, owners)
-        return ids_by_owner(owners, spec.num_members)
+        return owners
 
     # -- rack-aware pre-pass --------------------------------------------------------------------------
 
@@ -212,6 +227,22 @@ def _rack_classes(has_rack: np.ndarray, bits: np.ndarray) -> dict[int | None, li
         if key != 0:
             classes.setdefault(key, []).append(pos)
     return classes
+
+
+def _small_closed_form(spec: GroupSpec) -> list[int]:
+    """`_closed_form` over every topic of a small group, in plain Python: the owners."""
+    owners = [-1] * spec.num_partitions
+    start = 0
+    for subs, size in zip(small_subscribers(spec), spec.topic_sizes.tolist(), strict=True):
+        if subs:
+            per, extra = divmod(size, len(subs))
+            at = start
+            for i, m in enumerate(subs):
+                n = per + (i < extra)
+                owners[at:at + n] = [m] * n
+                at += n
+        start += size
+    return owners
 
 
 def _closed_form(

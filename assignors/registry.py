@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from assignors.model import GroupSpec, Member, build_spec
+from assignors.model import GroupSpec, Member, build_spec, owner_of
 
 _STRATEGIES: dict[str, str] = {
     "range": "assignors.range:RangeAssignor",
@@ -51,6 +51,15 @@ def get_assignor(strategy: str) -> Assignor:
 def assign_spec(strategy: str, spec: GroupSpec) -> list[np.ndarray]:
     """Array-level entry point: global partition ids per member, in `spec.member_ids` order."""
     return get_assignor(strategy).assign(spec)
+
+
+def assign_owners(strategy: str, spec: GroupSpec) -> np.ndarray:
+    """`assign_spec` as int32 owners (member index per global partition id, -1: nobody), what the streaming
+    state machine keeps: from the assignor's own `owners(spec)` where it computes those anyway (Range,
+    RoundRobin), which spares building and re-reading the per-member lists on every small round."""
+    assignor = get_assignor(strategy)
+    owners = getattr(assignor, "owners", None)
+    return owners(spec) if owners is not None else owner_of(assignor.assign(spec), spec.num_partitions)
 
 
 def assign(

@@ -10,18 +10,20 @@ from __future__ import annotations
 import base64
 import json
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from assignors.optimality import min_moves, moves
+from assignors.optimality import min_moves, min_moves_counted, moves
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
 _EMPTY_ENTRY = b'{"assigned":{},"revoked":{}}'
 _PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
+_ONE_CALL_PARTITIONS = 8_192  # up to this many listed partitions a record is encoded in one call first
 
 
 # built once: json.dumps with options builds a new encoder per call, which costs more than small records
@@ -92,28 +94,33 @@ def _few_member_changes(
     topic_names: Sequence[str],
     starts: np.ndarray,
 ) -> tuple[Changes, int, int]:
-    """`member_changes` for a few changed partitions (the usual small-group round), same output."""
+    """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
+    over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds = starts.tolist()
-    ids = changed.tolist()
-    sides: dict[str, dict[int, dict[str, list[int]]]] = {}
-    counts = []
-    for side, owner in (("assigned", new_owner[changed].tolist()), ("revoked", prev_owner[changed].tolist())):
-        per_member: dict[int, dict[str, list[int]]] = {}
-        n = 0
-        for i, m in zip(ids, owner, strict=True):
+    assigned: dict[int, dict[str, list[int]]] = {}
+    revoked: dict[int, dict[str, list[int]]] = {}
+    t, end = -1, -1
+    for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
+        if i >= end:  # the next topic holding a change
+            t = bisect_right(bounds, i) - 1
+            end, name, first = bounds[t + 1], topic_names[t], bounds[t]
+        for sides, m in ((assigned, n), (revoked, p)):
             if m >= 0:
-                t = bisect_right(bounds, i) - 1
-                per_member.setdefault(m, {}).setdefault(topic_names[t], []).append(i - bounds[t])
-                n += 1
-        sides[side] = per_member
-        counts.append(n)
-    out: Changes = {}
-    for m in sorted(sides["assigned"].keys() | sides["revoked"].keys()):
-        out[member_ids[m]] = {"assigned": {}, "revoked": {}}
-    for side, per_member in sides.items():
-        for m in sorted(per_member):
-            out[member_ids[m]][side] = per_member[m]
-    return out, counts[0], counts[1]
+                side = sides.get(m)
+                if side is None:
+                    side = sides[m] = {}
+                numbers = side.get(name)
+                if numbers is None:
+                    side[name] = [i - first]
+                else:
+                    numbers.append(i - first)
+    out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
+                    for m in sorted(assigned.keys() | revoked.keys())}
+    return out, sum(map(len, _numbers(assigned))), sum(map(len, _numbers(revoked)))
+
+
+def _numbers(per_member: dict[int, dict[str, list[int]]]) -> Iterator[list[int]]:
+    return (numbers for side in per_member.values() for numbers in side.values())
 
 
 def build_metrics(
@@ -139,6 +146,9 @@ def build_metrics(
     when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
     """
     members = subscribed.shape[0]
+    if prev_owner.size <= _SMALL_ROUND:
+        return _small_metrics(prev_owner, new_owner, partition_topic, subscribed, assigned=assigned,
+                              revoked=revoked, paused=paused, optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
     in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)
     load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
@@ -160,6 +170,45 @@ def build_metrics(
     }
 
 
+_SMALL_ROUND = 256  # up to this many partitions, metrics come from one C-level count (numpy calls cost more)
+
+
+def _small_metrics(prev_owner: np.ndarray, new_owner: np.ndarray, partition_topic: np.ndarray,
+                   subscribed: np.ndarray, *, assigned: int, revoked: int, paused: int,
+                   optimality: bool) -> dict[str, int | None]:
+    """`build_metrics` of a small round, same values: partitions counted by (topic, previous owner, new owner)
+    in one `Counter` pass, from which every metric and `min_moves`' tables follow."""
+    members, num_topics = subscribed.shape
+    triples = Counter(zip(partition_topic.tolist(), prev_owner.tolist(), new_owner.tolist(), strict=True))
+    topic_subscribed = subscribed.any(axis=0).tolist() if members else [False] * num_topics
+    load = [0] * members
+    partitions = unassigned = moved = 0
+    for (t, p, n), count in triples.items():
+        if topic_subscribed[t]:
+            partitions += count
+            if n < 0:
+                unassigned += count
+        if n >= 0:
+            load[n] += count
+        if p >= 0 and n != p:
+            moved += count
+    least = None
+    if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
+        least = min_moves_counted(triples, subscribed) if moved else 0
+    return {
+        "members": members,
+        "partitions": partitions,
+        "assigned": assigned,
+        "revoked": revoked,
+        "unassigned": unassigned,
+        "paused": paused,
+        "load_min": min(load) if members else 0,
+        "load_max": max(load) if members else 0,
+        "moves": moved,
+        "min_moves": least,
+    }
+
+
 def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], max_bytes: int) -> list[bytes]:
     """One diff record `head + changes + tail`, split into parts of at most `max_bytes` if needed.
 
@@ -167,6 +216,11 @@ def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], m
     where they fit; a member too big for one part is spread over consecutive parts. The JSON is assembled
     from each member's serialised entry, so a million-partition diff is serialised once.
     """
+    listed = sum(len(numbers) for sides in changes.values() for side in sides.values() for numbers in side.values())
+    if listed <= _ONE_CALL_PARTITIONS:  # the usual small record: one encoder call (head and tail share no
+        whole = dumps({**head, "changes": changes, **tail})  # keys, so these are the bytes assembled below)
+        if len(whole) <= max_bytes:
+            return [whole]
     prefix = dumps(head)[:-1] + b',"changes":{'
     entries = [dumps(member) + b":" + dumps(sides) for member, sides in changes.items()]
     whole = prefix + b",".join(entries) + b"}," + dumps(tail)[1:]

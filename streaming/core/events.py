@@ -11,6 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from streaming.core import jsontext
@@ -112,7 +113,19 @@ Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | Delet
 
 
 def _load_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
-    """The event's JSON object; `size` is the original's length when `value` is a prefix of it."""
+    """The event's JSON object; `size` is the original's length when `value` is a prefix of it.
+
+    A small event is parsed once for `group_key` and `parse_event` both (the local loop routes a whole
+    batch, then steps it): the object is shared, so neither may modify it."""
+    if type(value) is bytes and size is None and len(value) <= _SHARED_BYTES:
+        return _shared_object(value, max_event_bytes)
+    return _parse_object(value, max_event_bytes, size)
+
+
+_SHARED_BYTES = 4_096  # events up to this size keep their parsed object for a while (bounded memory)
+
+
+def _parse_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
     if value is None:
         raise InvalidEvent("record has no value")
     size = len(value) if size is None else size
@@ -132,6 +145,9 @@ def _load_object(value: bytes | None, max_event_bytes: int, size: int | None = N
     if not isinstance(obj, dict):
         raise InvalidEvent(f"not a JSON object but {_json_type(obj)}")
     return obj
+
+
+_shared_object = lru_cache(maxsize=4_096)(_parse_object)  # a micro-batch of the local loop fits
 
 
 def _pretty_printed(text: str) -> bool:

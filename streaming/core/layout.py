@@ -10,8 +10,8 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -19,11 +19,13 @@ from assignors.javaorder import java_string_key
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
+_CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
+
 
 def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     """Old global id -> new global id (-1: the partition is gone); topics may only be appended."""
     if old_sizes.size == new_sizes.size and np.array_equal(old_sizes, new_sizes):  # most events keep the layout
-        return np.arange(int(new_sizes.sum()), dtype=np.int64)
+        return identity(int(new_sizes.sum()))
     old = np.zeros(new_sizes.size, dtype=np.int64)
     old[: old_sizes.size] = old_sizes
     old_starts = np.concatenate([[0], np.cumsum(old)])
@@ -31,6 +33,20 @@ def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     topic = np.repeat(np.arange(old.size), old)
     number = np.arange(topic.size, dtype=np.int64) - old_starts[topic]
     return np.where(number < new_sizes[topic], new_starts[topic] + number, -1)
+
+
+def identity(num_partitions: int) -> np.ndarray:
+    """The `layout_map` of a layout onto itself (read-only; shared for small layouts)."""
+    return _cached_identity(num_partitions) if num_partitions <= _CACHED_PARTITIONS else _identity(num_partitions)
+
+
+def _identity(num_partitions: int) -> np.ndarray:
+    out = np.arange(num_partitions, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+_cached_identity = lru_cache(maxsize=1_024)(_identity)
 
 
 def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.ndarray:
@@ -42,20 +58,14 @@ def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.nd
 
 
 def translate(owner: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Member indices through `table` (old index -> new index), keeping -1."""
-    out = np.full(owner.size, -1, dtype=np.int32)
-    held = owner >= 0
-    out[held] = table[owner[held]]
-    return out
+    """Member indices through `table` (old index -> new index), keeping -1 (it picks the appended -1)."""
+    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[owner]
 
 
-def owner_of(assignment: Sequence[np.ndarray], num_partitions: int) -> np.ndarray:
-    """Each member's partition ids -> the owner (member index, -1 = nobody) of every partition."""
-    owner = np.full(num_partitions, -1, dtype=np.int32)
-    if assignment:
-        sizes = [a.size for a in assignment]
-        owner[np.concatenate(assignment).astype(np.int64)] = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
-    return owner
+def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
+    """Old owners on the new layout: members renumbered, partitions moved; -1 where a member left."""
+    out = translate(owner, lay.remap)
+    return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1)
 
 
 @dataclass
@@ -66,6 +76,7 @@ class Relayout:
     starts: np.ndarray  # int64[T+1]
     num_partitions: int
     old_to_new: np.ndarray  # old global id -> new (-1: gone)
+    same_partitions: bool  # the event left the partitions as they were (`old_to_new` is the identity)
     rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
     member_ids: list[str]
     remap: np.ndarray  # old member index -> new (-1: left)
@@ -82,6 +93,7 @@ class Relayout:
     name_rank: np.ndarray  # new global id -> its position in `ids_by_name`
     member_topics: list[np.ndarray]  # per member: live topic indices it subscribes to
     subscribed: np.ndarray  # bool [member, live topic]
+    subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
 
 
@@ -98,61 +110,110 @@ def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
     """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
     (so this comes before deciding whether the group rebalances)."""
     sizes = np.array(shape.sizes, dtype=np.int64)
-    old_to_new = layout_map(old.sizes, sizes)
+    old_to_new = identity(sum(shape.sizes)) if old.sizes.tolist() == shape.sizes else layout_map(old.sizes, sizes)
     return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new))
 
 
 def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayout:
     sizes, old_to_new = parts.sizes, parts.old_to_new
-    num_partitions = int(sizes.sum())
-    starts = np.concatenate([[0], np.cumsum(sizes)])
+    new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
+    old_sizes = old.sizes.tolist()
     members = shape.members
     member_ids = [m.id for m in members]
     m_new = len(members)
-    remap = np.full(len(old.members), -1, dtype=np.int32)
+    remap_l = [-1] * len(old.members)
     for i, c in enumerate(shape.carry):
         if isinstance(c, int):
-            remap[c] = i
-    leavers = np.flatnonzero(remap < 0).tolist()
-    to_union = remap.copy()
+            remap_l[c] = i
+    leavers = [j for j, i in enumerate(remap_l) if i < 0]
+    to_union_l = list(remap_l)
     for k, j in enumerate(leavers):
-        to_union[j] = m_new + k
-    old_padded = np.zeros(sizes.size, dtype=np.int64)
-    old_padded[: old.sizes.size] = old.sizes
-    union_sizes = np.maximum(old_padded, sizes)
-    union_is_new = not leavers and bool(np.array_equal(union_sizes, sizes))
+        to_union_l[j] = m_new + k
+    union_l = [max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes,
+                                         strict=True)]
+    union_is_new = not leavers and union_l == shape.sizes
+    union_sizes = np.array(union_l, dtype=np.int64)
+    cache: dict[int, np.ndarray] = {}  # by tuple identity: members share subscription tuples
+    member_topics = []
+    rows: list[int] = []
+    columns: list[int] = []
+    live_of = new.live_of
+    for i, m in enumerate(members):
+        ts = cache.get(id(m.topics))
+        if ts is None:
+            ts = cache[id(m.topics)] = np.array(
+                [live_of[t] for t in m.topics if live_of.get(t, -1) >= 0], dtype=np.int32)
+        member_topics.append(ts)
+        rows += [i] * ts.size
+        columns += ts.tolist()
+    subscribed_or_nobody = np.zeros((m_new + 1, len(new.live_names)), dtype=bool)
+    subscribed_or_nobody[rows, columns] = True
+    subscribed_or_nobody[m_new] = True
+    return Relayout(
+        sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
+        same_partitions=old_sizes == shape.sizes, rack_bits=parts.rack_bits, member_ids=member_ids,
+        remap=np.array(remap_l, dtype=np.int32),
+        leavers=leavers, to_union=np.array(to_union_l, dtype=np.int32),
+        union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
+        union_is_new=union_is_new,
+        old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
+        new_to_union=None if union_is_new else layout_map(sizes, union_sizes),
+        live_names=new.live_names, partition_topic=new.partition_topic, ids_by_name=new.ids_by_name,
+        name_rank=new.name_rank, member_topics=member_topics, subscribed=subscribed_or_nobody[:m_new],
+        subscribed_or_nobody=subscribed_or_nobody,
+        old_keys=new.keys if old_sizes == shape.sizes else _partition_keys(tuple(old_sizes)),
+    )
+
+
+@dataclass(frozen=True)
+class _PartitionLayout:
+    """What a layout (topic names and partition counts) alone decides: shared, read-only arrays."""
+
+    starts: np.ndarray  # int64[T+1]
+    num_partitions: int
+    live_names: list[str]
+    live_of: dict[str, int]  # topic name -> live topic index (-1: deleted)
+    partition_topic: np.ndarray  # global id -> live topic index
+    ids_by_name: np.ndarray
+    name_rank: np.ndarray
+    keys: np.ndarray  # global id -> `topic_index << 32 | partition`
+
+
+def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _PartitionLayout:
+    if sum(sizes) <= _CACHED_PARTITIONS:
+        return _cached_partition_layout(topics, sizes)
+    return _make_partition_layout(topics, sizes)
+
+
+def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) -> _PartitionLayout:
+    sizes = np.array(sizes_t, dtype=np.int64)
+    num_partitions = int(sizes.sum())
+    starts = np.concatenate([[0], np.cumsum(sizes)])
     live = np.flatnonzero(sizes > 0)
-    live_index = np.full(sizes.size, -1, dtype=np.int32)
-    live_index[live] = np.arange(live.size, dtype=np.int32)
-    by_name = sorted(live.tolist(), key=lambda t: java_string_key(shape.topics[t]))
+    by_name = sorted(live.tolist(), key=lambda t: java_string_key(topics[t]))
     ids_by_name = (np.concatenate([np.arange(starts[t], starts[t + 1]) for t in by_name])
                    if by_name else np.zeros(0, dtype=np.int64))
     name_rank = np.empty(num_partitions, dtype=np.int64)
     name_rank[ids_by_name] = np.arange(num_partitions)
-    cache: dict[int, np.ndarray] = {}  # by tuple identity: members share subscription tuples
-    subscribed = np.zeros((m_new, live.size), dtype=bool)
-    member_topics = []
-    for i, m in enumerate(members):
-        ts = cache.get(id(m.topics))
-        if ts is None:
-            idx = np.array([shape.topic_index.get(t, -1) for t in m.topics], dtype=np.int64)
-            idx = live_index[idx[idx >= 0]]
-            ts = cache[id(m.topics)] = idx[idx >= 0]
-        member_topics.append(ts)
-        subscribed[i, ts] = True
-    old_topic = np.repeat(np.arange(old.sizes.size, dtype=np.int64), old.sizes)
-    return Relayout(
-        sizes=sizes, starts=starts, num_partitions=num_partitions, old_to_new=old_to_new,
-        rack_bits=parts.rack_bits, member_ids=member_ids, remap=remap, leavers=leavers,
-        to_union=to_union, union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
-        union_is_new=union_is_new,
-        old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
-        new_to_union=None if union_is_new else layout_map(sizes, union_sizes),
-        live_names=[shape.topics[t] for t in live.tolist()],
-        partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
-        ids_by_name=ids_by_name, name_rank=name_rank, member_topics=member_topics, subscribed=subscribed,
-        old_keys=(old_topic << 32) | (np.arange(old_topic.size, dtype=np.int64) - old.starts()[old_topic]),
-    )
+    live_index = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live.tolist())}
+    out = _PartitionLayout(
+        starts=starts, num_partitions=num_partitions, live_names=[topics[t] for t in live.tolist()],
+        live_of=live_index, partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
+        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t))
+    for array in (starts, ids_by_name, name_rank, out.partition_topic, out.keys):
+        array.flags.writeable = False
+    return out
+
+
+_cached_partition_layout = lru_cache(maxsize=4_096)(_make_partition_layout)
+
+
+def _partition_keys(sizes_t: tuple[int, ...]) -> np.ndarray:
+    """Global id -> `topic_index << 32 | partition` (a layout-free name) of a layout with these counts."""
+    sizes = np.array(sizes_t, dtype=np.int64)
+    topic = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    return (topic << 32) | (np.arange(topic.size, dtype=np.int64) - starts[topic])
 
 
 def _rack_bits(old: GroupState, shape: GroupShape, sizes: np.ndarray, old_to_new: np.ndarray) -> np.ndarray | None:

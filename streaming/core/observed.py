@@ -18,7 +18,7 @@ import numpy as np
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
-from streaming.core.layout import Relayout, move, translate
+from streaming.core.layout import Relayout, move, relaid_owner, translate
 from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
@@ -36,7 +36,7 @@ def skipped_generations(st: StrategyState | None, ev: Generation) -> int:
 
 def relaid(st: StrategyState, lay: Relayout) -> tuple[np.ndarray, np.ndarray]:
     """The observed owners and member generations carried onto the new layout (nothing reassigned)."""
-    owner = move(translate(st.owner, lay.remap), lay.old_to_new, lay.num_partitions, -1)
+    owner = relaid_owner(st.owner, lay)
     gens = np.full(len(lay.member_ids), -1, dtype=np.int32)
     kept = lay.remap >= 0
     gens[lay.remap[kept]] = st.member_generation[kept]

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from assignors import GroupSpec, KafkaAssignorError, assign_spec
+from assignors import GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
-from streaming.core.layout import Relayout, move, owner_of, translate
+from streaming.core.layout import Relayout, move, relaid_owner, translate
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
@@ -40,12 +40,13 @@ class StrategyRounds:
                  cause: dict[str, Any], event_ts: int | None) -> None:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
+        self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
         lay = self.lay
         prev_old = st.owner
-        prev_new = move(translate(prev_old, lay.remap), lay.old_to_new, lay.num_partitions, -1)
+        prev_new = relaid_owner(prev_old, lay)
         prev_union = (prev_new if lay.union_is_new else
                       move(translate(prev_old, lay.to_union), lay.old_to_union, int(lay.union_sizes.sum()), -1))
         if self.shape.replaced is not None:
@@ -111,10 +112,8 @@ class StrategyRounds:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md)."""
         lay = self.lay
-        held = np.flatnonzero(new_owner >= 0)
-        who = new_owner[held]
-        foreign = ~lay.subscribed[who, lay.partition_topic[held]]
-        return np.unique(who[foreign]).tolist() if foreign.any() else []
+        foreign = ~lay.subscribed_or_nobody[new_owner, lay.partition_topic]
+        return np.unique(new_owner[foreign]).tolist() if foreign.any() else []
 
     def _rejoin_cause(self, rejecting: list[int], new_owner: np.ndarray) -> dict[str, Any]:
         lay = self.lay
@@ -192,8 +191,17 @@ class StrategyRounds:
         return any(topics[t] in members[i].topics for i, t in pairs)
 
     def _assign(self, name: str, owned: list[np.ndarray], gens: np.ndarray) -> np.ndarray:
+        """One round's owners. Every round of the event (all strategies) gets a copy of the same `GroupSpec`
+        with its own `owned` and `generations`: what a spec derives (member orders, topic subscribers,
+        partition tables) depends only on the topics and members, so it is computed once per event."""
+        if self._spec is not None:
+            spec = self._spec.for_round(owned, gens)
+            try:
+                return assign_owners(name, spec)
+            finally:
+                self._spec.keep_derived(spec)
         lay, members = self.lay, self.shape.members
-        spec = GroupSpec(
+        spec = self._spec = GroupSpec(
             topic_names=lay.live_names,
             topic_sizes=lay.sizes[lay.sizes > 0],
             member_ids=lay.member_ids,
@@ -207,7 +215,7 @@ class StrategyRounds:
             partition_rack_bits=lay.rack_bits,
             weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
         )
-        return owner_of(assign_spec(name, spec), lay.num_partitions)
+        return assign_owners(name, spec)
 
     def _replace_record(self, name: str, generation: int, prev_union: np.ndarray, prev_new: np.ndarray) -> None:
         """A static replacement moves the old id's partitions to the new id: no round, but diff readers
@@ -233,4 +241,7 @@ def _phase(name: str, first: bool) -> str:
 
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
     """Whether some member lost a partition it brought in (it revokes and rejoins at once)."""
-    return any(bool(np.any(new_owner[ids] != i)) for i, ids in enumerate(owned) if ids.size)
+    sizes = [ids.size for ids in owned]
+    if not any(sizes):
+        return False
+    return bool((new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())

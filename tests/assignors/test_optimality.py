@@ -4,6 +4,7 @@ solved by scipy's HiGHS (larger ones): the LP is only the test's oracle, product
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -107,8 +108,8 @@ def test_flow_alone_matches_brute_force(seed):
     rng = np.random.default_rng(30_000 + seed)
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
-    load, members_of, size, keep, total_owned, _ = optimality._small_tables(
-        prev.tolist(), new.tolist(), topic.tolist(), subscribed)
+    load, members_of, size, keep, total_owned, _ = optimality._counted_tables(
+        Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)), subscribed)
     assert total_owned - optimality._max_kept(load, members_of, size, keep) == brute_force(*(prev, new, topic,
                                                                                             subscribed))
 

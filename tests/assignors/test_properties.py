@@ -354,6 +354,18 @@ def test_single_round(strategy, group):
         cooperative_follow_ups(result, topics, members, partition_racks, max(m.generation for m in members.values()))
 
 
+@pytest.mark.parametrize("strategy", ["range", "roundrobin"])
+@ROUND_SETTINGS
+@given(group=groups())
+def test_small_group_path_matches_arrays(strategy, group):
+    """Range and RoundRobin take a plain-Python path on small groups: the same result as their numpy path."""
+    topics, members, partition_racks = group
+    small = assign(strategy, topics, members, partition_racks)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(f"assignors.{strategy}.SMALL_GROUP", 0)
+        assert assign(strategy, topics, members, partition_racks) == small
+
+
 # --- membership histories -------------------------------------------------------------------------
 
 

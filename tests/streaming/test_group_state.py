@@ -18,6 +18,7 @@ import pytest
 import assignors
 import streaming.core.rounds as rounds
 from assignors import STRATEGIES, KafkaAssignorError, Member, assign
+from assignors.model import owner_of
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.group_state import step
 from streaming.core.records import OutputRecord, SourceRecord
@@ -357,13 +358,13 @@ class Recorder:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[str, assignors.GroupSpec]] = []
-        real = rounds.assign_spec
+        real = rounds.assign_owners
 
-        def spy(strategy: str, spec: assignors.GroupSpec) -> list[np.ndarray]:
+        def spy(strategy: str, spec: assignors.GroupSpec) -> np.ndarray:
             self.calls.append((strategy, spec))
             return real(strategy, spec)
 
-        monkeypatch.setattr(rounds, "assign_spec", spy)
+        monkeypatch.setattr(rounds, "assign_owners", spy)
 
     def members(self, i: int = -1) -> dict[str, tuple[list, int]]:
         spec = self.calls[i][1]
@@ -437,8 +438,8 @@ def test_followup_rounds_until_nothing_withheld_capped(monkeypatch: pytest.Monke
     monkeypatch.setattr(rounds, "COOPERATIVE", frozenset({"range"}))
     state, diffs, _ = run([parts({"t": 4}), join("a", ["t"])], RANGE)
     # an assignor that hands every member's partitions to the next member: something is always withheld
-    monkeypatch.setattr(rounds, "assign_spec",
-                        lambda strategy, spec: [spec.owned[i - 1] for i in range(len(spec.owned))])
+    monkeypatch.setattr(rounds, "assign_owners", lambda strategy, spec: owner_of(
+        [spec.owned[i - 1] for i in range(len(spec.owned))], spec.num_partitions))
     _, diffs, _ = run([join("b", ["t"])], RANGE, state)
     assert [d["phase"] for d in diffs] == ["revoke"] + ["followup"] * 4
     assert [d.get("unconverged") for d in diffs] == [None] * 4 + [True]
@@ -522,7 +523,7 @@ def test_internal_error_is_a_dead_letter_and_keeps_state(monkeypatch: pytest.Mon
     def boom(strategy: str, spec: object) -> list:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(rounds, "assign_spec", boom)
+    monkeypatch.setattr(rounds, "assign_owners", boom)
     after, diffs, dead = run([join("b", ["t"])], RANGE, state)
     assert after == state and diffs == []
     assert dead[0]["reason"] == "internal error: RuntimeError: bug"
