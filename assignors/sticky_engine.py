@@ -45,10 +45,10 @@ from __future__ import annotations
 import hashlib
 import heapq
 from bisect import bisect_left
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import pairwise, repeat
 
 import numpy as np
 
@@ -640,23 +640,22 @@ class _JavaHashSet:
 
 class _PartitionMovements:
     """Java's `PartitionMovements`: net (from -> to) member pairs per topic, used to move a partition
-    back instead of creating a 2-cycle."""
+    back instead of creating a 2-cycle. Callers pass each partition's topic along (global id = topic start
+    + partition number)."""
 
     def __init__(self, spec: GroupSpec) -> None:
-        self.topic = spec.partition_topic
-        self.number = spec.partition_number
+        self.start = spec.topic_start.tolist()
         self.topic_hash = [java_string_hash(n) for n in spec.topic_names]
         self.record: dict[int, tuple[int, int]] = {}
         self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
         self.seq = 0
 
-    def _spread(self, pid: int) -> int:
-        h = (31 * (31 + int(self.number[pid])) + self.topic_hash[int(self.topic[pid])]) & 0xFFFFFFFF
+    def _spread(self, pid: int, t: int) -> int:
+        h = (31 * (31 + pid - self.start[t]) + self.topic_hash[t]) & 0xFFFFFFFF
         return h ^ (h >> 16)
 
-    def _remove(self, pid: int) -> tuple[int, int]:
+    def _remove(self, pid: int, t: int) -> tuple[int, int]:
         pair = self.record.pop(pid)
-        t = int(self.topic[pid])
         pairs = self.by_topic[t]
         s = pairs[pair]
         del s.items[pid]
@@ -666,17 +665,20 @@ class _PartitionMovements:
                 del self.by_topic[t]
         return pair
 
-    def _add(self, pid: int, pair: tuple[int, int]) -> None:
+    def _add(self, pid: int, t: int, pair: tuple[int, int]) -> None:
         self.record[pid] = pair
-        pairs = self.by_topic.setdefault(int(self.topic[pid]), {})
+        pairs = self.by_topic.setdefault(t, {})
         s = pairs.get(pair)
         if s is None:
             s = pairs[pair] = _JavaHashSet()
         self.seq += 1
-        s.add(pid, self._spread(pid), self.seq)
+        s.add(pid, self._spread(pid, t), self.seq)
 
-    def actual_partition(self, pid: int, old: int, new: int) -> int:
-        pairs = self.by_topic.get(int(self.topic[pid]))
+    def actual_partition(self, pid: int, t: int, old: int, new: int) -> int:
+        """Java's `getTheActualPartitionToBeMoved`: moving pid from old to new, where the reverse pair (new
+        -> pid's first owner) is on record for this topic, moves the first partition of that set back
+        instead (which is with pid's first owner, not necessarily with old)."""
+        pairs = self.by_topic.get(t)
         if pairs is None:
             return pid
         rec = self.record.get(pid)
@@ -686,8 +688,8 @@ class _PartitionMovements:
         return pid if s is None else s.first()
 
     def order_key(self) -> bytes:
-        """Everything besides the assignment that steers later moves: each set's capacity and element
-        order (owners determine which records exist, not in which order a `HashSet` yields them)."""
+        """Each set's capacity and element order: the records (hence the owners, given the ones before
+        any move) and the order in which a `HashSet` yields them."""
         parts = []
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
@@ -696,14 +698,14 @@ class _PartitionMovements:
                 parts.append((t, pair, s.cap, tuple(order)))
         return repr(parts).encode()
 
-    def move(self, pid: int, old: int, new: int) -> None:
+    def move(self, pid: int, t: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
         if rec is None:
-            self._add(pid, (old, new))
+            self._add(pid, t, (old, new))
         else:
-            self._remove(pid)
+            self._remove(pid, t)
             if rec[0] != new:
-                self._add(pid, (rec[0], new))
+                self._add(pid, t, (rec[0], new))
 
 
 def _balance_score(sizes: np.ndarray) -> int:
@@ -888,7 +890,6 @@ class _GeneralBuilder:
 
     def build(self) -> list[np.ndarray]:
         ctx = self.ctx
-        spec = ctx.spec
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
@@ -901,13 +902,14 @@ class _GeneralBuilder:
         movable_topic = self.num_subs >= 2
         ptopic = ctx.partition_topic
         movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
-        movable_unassigned = unassigned[movable_topic[ptopic[unassigned]]]
         holds_movable = np.zeros(ctx.num_members, dtype=bool)
         owners = self.owner[movable_all]
         holds_movable[owners[owners >= 0]] = True
-        self.active = (self.sizes < self.max_size) | holds_movable
-        self.active_idx = np.flatnonzero(self.active)
-        self.balance = _balance_tracker(self, movable_topic)
+        # Java's currentAssignment once `balance` has set the fixed members aside
+        active = (self.sizes < self.max_size) | holds_movable
+        active_sizes = self.sizes[active]
+        if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
+            return self._result()  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
@@ -915,193 +917,18 @@ class _GeneralBuilder:
         self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
-            prev_owner[ids[~self.active[prev_owner[ids]]]] = _FIXED_PREV
-        self.prev_owner = prev_owner
-        self.foreign = False  # does a member hold a partition of a topic it does not subscribe to?
-        self.movements = _PartitionMovements(spec)
-
-        pre_owner, pre_stamp, pre_sizes = self.owner.copy(), self.stamp.copy(), self.sizes.copy()
-        pre_score = _balance_score(self.sizes[self.active_idx])
+            prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
+        moves = _Reassignment(self, movable_topic, prev_owner, np.flatnonzero(active))
         if not revocation_required:
-            self._perform_reassignments(movable_unassigned)
-        performed = self._perform_reassignments(movable_all)
-        if not initializing and performed and _balance_score(self.sizes[self.active_idx]) >= pre_score:
-            self.owner, self.stamp, self.sizes = pre_owner, pre_stamp, pre_sizes
+            moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
+        performed = moves.perform(movable_all)
+        # Java's revert rule: a final round of moves that does not lower the balance score is undone
+        # (with the moves of the unassigned partitions' round)
+        if initializing or not performed or moves.balance_score() < _balance_score(active_sizes):
+            moves.keep()
         return self._result()
 
-    def _perform_reassignments(self, partitions: np.ndarray) -> bool:
-        """Java's `performReassignments`: passes over `partitions`, one move at a time, until balanced or
-        a pass moves nothing; cut short when a pass would start from a state an earlier pass started from
-        (Java would repeat those passes forever, see the module docstring)."""
-        if not partitions.size:
-            return False
-        small = type(self.balance) is _FullBalance and self.balance.part_count <= _SMALL_MAX_PARTITIONS
-        one_pass = self._list_pass(partitions) if small else self._array_pass(partitions)
-        performed = False
-        seen = {self._state_digest()}
-        while one_pass():
-            performed = True
-            digest = self._state_digest()
-            if digest in seen:
-                break
-            seen.add(digest)
-        return performed
-
-    def _record_move(self, q: int, old: int, target: int) -> None:
-        self.movements.move(q, old, target)
-        self.stamp[q] = self.next_stamp
-        self.next_stamp += 1
-
-    def _array_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
-        """One pass as numpy windows over `partitions` (any size; the incremental balance tracker)."""
-        ctx = self.ctx
-        ptopic = ctx.partition_topic
-        rank = ctx.id_rank
-        n_members = ctx.num_members
-        balance = self.balance
-        total = partitions.size
-        balanced = balance.balanced()
-        chunk = 256
-
-        def one_pass() -> bool:
-            nonlocal balanced, chunk
-            modified = False
-            pos = 0
-            while pos < total and not balanced:
-                window = partitions[pos : pos + chunk]
-                owner = self.owner[window]
-                size = self.sizes[owner]
-                prev = self.prev_owner[window]
-                back = (prev >= 0) & (size > self.sizes[prev] + 1)
-                away = balance.min_sub[ptopic[window]] + 1 < size
-                hits = np.flatnonzero(back | away | (prev == _FIXED_PREV))
-                if not hits.size:
-                    pos += window.size
-                    chunk = min(chunk * 2, 65536)
-                    continue
-                j = int(hits[0])
-                p = int(window[j])
-                if prev[j] == _FIXED_PREV:
-                    self._throw_fixed_prev(p)
-                if back[j]:
-                    target = int(prev[j])
-                else:
-                    cands = self.topic_subs[int(ptopic[p])]
-                    target = int(cands[np.argmin(self.sizes[cands] * n_members + rank[cands])])
-                q = self.movements.actual_partition(p, int(owner[j]), target)
-                old = int(self.owner[q])
-                self._record_move(q, old, target)
-                self.owner[q] = target
-                self.sizes[old] -= 1
-                self.sizes[target] += 1
-                modified = True
-                balance.moved(old, target, q)
-                self.foreign = self.foreign or not self.subscribes_one(target, int(ptopic[q]))
-                balanced = balance.balanced() or (self.foreign and self._exactly_balanced())
-                pos += j + 1
-                chunk = 256
-            return modified
-
-        return one_pass
-
-    def _list_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
-        """One pass over Python lists, for small groups (the common case of a replayed log), where numpy's
-        per-call cost would dominate: the same moves, with `_FullBalance.balanced` kept from
-        per-(topic, member) holding counts."""
-        ctx = self.ctx
-        ptopic = ctx.partition_topic.tolist()
-        rank = ctx.id_rank.tolist()
-        subs = {int(t): self.topic_subs[int(t)].tolist() for t in self.balance.topics}
-        active = self.active_idx.tolist()
-        parts = partitions.tolist()
-        prev_owner = self.prev_owner.tolist()
-        owner, sizes = self.owner.tolist(), self.sizes.tolist()
-        held: dict[int, dict[int, int]] = {t: {} for t in subs}  # topic -> member -> partitions held
-        for p in topic_blocks(ctx.spec, list(subs)).tolist():
-            counts = held[ptopic[p]]
-            counts[owner[p]] = counts.get(owner[p], 0) + 1
-        min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
-        max_size = self.max_size.tolist()
-
-        def balanced() -> bool:
-            act = [sizes[m] for m in active]
-            if not act or min(act) >= max(act) - 1 or not subs:
-                return True
-            ok = True
-            for t, members in subs.items():
-                least = min_sub[t] = min(sizes[m] for m in members)
-                most = max((sizes[m] for m, n in held[t].items() if n), default=0)
-                if most > least + 1 and (
-                    not self.foreign or most > min((sizes[m] for m in members if sizes[m] != max_size[m]), default=most)
-                    + 1
-                ):
-                    ok = False
-            return ok
-
-        is_balanced = balanced()
-
-        def one_pass() -> bool:
-            nonlocal is_balanced
-            modified = False
-            pos, total = 0, len(parts)
-            while pos < total and not is_balanced:
-                for i in range(pos, total):
-                    p = parts[i]
-                    size = sizes[owner[p]]
-                    prev = prev_owner[p]
-                    if prev == _FIXED_PREV:
-                        self._throw_fixed_prev(p)
-                    if prev >= 0 and size > sizes[prev] + 1:
-                        target = prev
-                        break
-                    if min_sub[ptopic[p]] + 1 < size:
-                        target = min(subs[ptopic[p]], key=lambda m: (sizes[m], rank[m]))
-                        break
-                else:
-                    break
-                q = self.movements.actual_partition(p, owner[p], target)
-                old = owner[q]
-                self._record_move(q, old, target)
-                owner[q] = target
-                sizes[old] -= 1
-                sizes[target] += 1
-                counts = held[ptopic[q]]
-                counts[old] -= 1
-                counts[target] = counts.get(target, 0) + 1
-                modified = True
-                self.foreign = self.foreign or not self.subscribes_one(target, ptopic[q])
-                is_balanced = balanced()
-                pos = i + 1
-            self.owner[:] = owner
-            self.sizes[:] = sizes
-            return modified
-
-        return one_pass
-
-    def _exactly_balanced(self) -> bool:
-        """Java's `isBalanced` where a member may hold partitions of a topic it does not subscribe to: it
-        skips members whose size equals their maximum (`getMaxAssignmentSize`), which then no longer
-        means that they hold all they can get, so the least subscriber is taken over the others."""
-        sizes = self.sizes
-        act = sizes[self.active_idx]
-        if not act.size or act.min() >= act.max() - 1:
-            return True
-        below = sizes != self.max_size
-        for t in self.balance.topics.tolist():
-            subs = self.topic_subs[t]
-            subs = subs[below[subs]]
-            start = int(self.ctx.spec.topic_start[t])
-            owners = self.owner[start : start + int(self.ctx.spec.topic_sizes[t])]
-            if subs.size and sizes[owners].max() > sizes[subs].min() + 1:
-                return False
-        return True
-
-    def subscribes_one(self, member: int, topic: int) -> bool:
-        code = member * len(self.ctx.spec.topic_names) + topic
-        at = int(np.searchsorted(self.sub_codes, code))
-        return at < self.sub_codes.size and int(self.sub_codes[at]) == code
-
-    def _throw_fixed_prev(self, pid: int) -> None:
+    def _throw_fixed_prev(self, pid: int, owner: int) -> None:
         """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
         prevAssignment entry; a prev owner that cannot take part in the reassignment (it has all it can get
         and nothing movable) was taken out of currentAssignment, hence a NullPointerException."""
@@ -1111,17 +938,11 @@ class _GeneralBuilder:
         raise KafkaAssignorError(
             "java.lang.NullPointerException",
             None,
-            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[int(self.owner[pid])]!r}) "
+            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[owner]!r}) "
             f"was owned by {spec.member_ids[prev]!r} in generation {int(self.prev_gen[pid])}, an older one than the "
             f"group's newest; {spec.member_ids[prev]!r} holds all the partitions it can get and none that can move, "
             "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
         )
-
-    def _state_digest(self) -> bytes:
-        """The state a pass of `performReassignments` starts from: it decides the whole pass."""
-        h = hashlib.blake2b(self.owner.tobytes(), digest_size=16)
-        h.update(self.movements.order_key())
-        return h.digest()
 
     def _result(self) -> list[np.ndarray]:
         ids = np.flatnonzero(self.owner >= 0)
@@ -1133,165 +954,259 @@ class _GeneralBuilder:
         return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
 
 
-# movable partitions up to which `isBalanced` is re-evaluated in full after each move and the move loop runs
-# over Python lists (numpy's per-call cost would dominate); above it, numpy windows and the incremental tracker
-_SMALL_MAX_PARTITIONS = 4096
+def _drop(levels: Counter[int], size: int) -> None:
+    """One member fewer at `size` in a histogram that holds no empty levels."""
+    n = levels[size] - 1
+    if n:
+        levels[size] = n
+    else:
+        del levels[size]
 
 
-def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
-    """A re-evaluation per move costs a few numpy calls over the movable partitions, the incremental
-    tracker a few dozen small ones: small groups (the common case) re-evaluate; large ones track when
-    the tracker's tables fit in memory."""
-    if int(builder.ctx.spec.topic_sizes[movable_topic].sum()) <= _SMALL_MAX_PARTITIONS:
-        return _FullBalance(builder, movable_topic)
-    k = int(np.count_nonzero(movable_topic))
-    width = int(builder.sizes.max(initial=0)) + 2
-    if k * max(width, builder.ctx.num_members) <= 1 << 24:  # int32 tables of at most 64 MiB each
-        return _IncrementalBalance(builder, movable_topic)
-    return _FullBalance(builder, movable_topic)
+class _Reassignment:
+    """Java's `performReassignments` (its passes and moves, `reassignPartition`, `processPartitionMovement`)
+    and the `isBalanced` it asks before each partition, on Python lists for every group size: a move
+    changes two members' sizes, which no numpy call would pay back, and the steps that scale with the
+    group are vectorised setup. A move costs in proportion to the topics of the two members involved;
+    a pass looks only at the partitions that can move (see `_pass`).
 
+    `isBalanced` (post KAFKA-15106) is false iff some member of `currentAssignment` whose size is not
+    its maximum (`getMaxAssignmentSize`) subscribes to a topic a partition of which is held by a member
+    with 2+ more. Only topics with two or more subscribers can break it (a topic's only subscriber holds
+    all of it and no move touches it), and every subscriber of those is in `currentAssignment` (it lacks a
+    partition of the topic or holds one that can move); so per movable topic it compares the largest
+    holder (`most`) with the least subscriber not at its maximum. This is kept move by move: per topic,
+    histograms of its subscribers' sizes (`subs_at`), of those among them at their maximum (`full_at`,
+    usually empty) and of its holders' sizes (`holders_at`), and the set of topics that break balance
+    (`unbalanced`). The maximum test is Java's own: a member handed back a partition of a topic it no
+    longer subscribes to can sit at its maximum without holding all it could get, or go above it.
 
-class _FullBalance:
-    """Java's `isBalanced` (post KAFKA-15106) over the topics that can move (the others never break
-    balance): false iff some member could take a partition of one of its topics from a member holding
-    2+ more. Sizes only change on a move, so it is re-evaluated once per move. Keeps `min_sub`, the
-    least subscriber size per topic, for the "can this partition move" test."""
+    `least` (per topic, the least size over all its subscribers) also answers the move loop's own
+    "is there a better-suited consumer": one with 2+ less than the partition's owner.
 
-    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
-        self.b = builder
-        spec = builder.ctx.spec
-        topics = np.flatnonzero(movable_topic)
-        self.topics = topics
-        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
-        self.part_count = int(spec.topic_sizes[topics].sum())
-        if topics.size:
-            self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
-            self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))
-            self.part_flat = topic_blocks(spec, topics.tolist())
-            self.part_off = np.concatenate(([0], np.cumsum(spec.topic_sizes[topics])[:-1]))
+    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-    def moved(self, old: int, new: int, pid: int) -> None:
-        pass
-
-    def balanced(self) -> bool:
-        b = self.b
-        sizes = b.sizes
-        act = sizes[b.active_idx]
-        if not act.size or act.min() >= act.max() - 1 or not self.topics.size:
-            return True
-        min_sub = np.minimum.reduceat(sizes[self.sub_flat], self.sub_off)
-        max_own = np.maximum.reduceat(sizes[b.owner[self.part_flat]], self.part_off)
-        self.min_sub[self.topics] = min_sub
-        return not bool(np.any(max_own > min_sub + 1))
-
-
-class _IncrementalBalance(_FullBalance):
-    """`isBalanced` kept up to date move by move: per movable topic, histograms of its subscribers' sizes
-    and of its holders' sizes (a holder counted once), partitions held per (topic, member), and the
-    number of topics whose largest holder has 2+ more than its smallest subscriber."""
-
-    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
-        self.b = builder
+    def __init__(
+        self, builder: _GeneralBuilder, movable_topic: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+    ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
-        m = ctx.num_members
-        topics = np.flatnonzero(movable_topic)
-        self.topics = topics
-        k = topics.size
-        self.compact = np.full(len(spec.topic_names), -1, dtype=np.int64)
-        self.compact[topics] = np.arange(k)
-        sizes = builder.sizes
-        width = self.width = int(sizes.max(initial=0)) + 2
-        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
-        # subscriptions to movable topics (all of them by active members)
-        sub_topic = np.concatenate(spec.member_topics).astype(np.int64) if m else _EMPTY
-        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        keep = movable_topic[sub_topic]
-        sub_k, sub_member = self.compact[sub_topic[keep]], sub_member[keep]
-        self.subs_of = np.split(sub_k, np.cumsum(np.bincount(sub_member, minlength=m))[:-1])
-        self.hsub = np.zeros((k, width), dtype=np.int32)
-        np.add.at(self.hsub, (sub_k, sizes[sub_member]), 1)
-        parts = topic_blocks(spec, topics.tolist())
-        self.held = np.zeros((m, k), dtype=np.int32)  # partitions of topic k held by member m
-        np.add.at(self.held, (builder.owner[parts], self.compact[ctx.partition_topic[parts]]), 1)
-        hm, hk = np.nonzero(self.held)
-        self.hown = np.zeros((k, width), dtype=np.int32)
-        np.add.at(self.hown, (hk, sizes[hm]), 1)
-        self.hact = np.bincount(sizes[builder.active_idx], minlength=width)
-        active_sizes = sizes[builder.active_idx]
-        self.gmin = int(active_sizes.min()) if active_sizes.size else 0
-        self.gmax = int(active_sizes.max()) if active_sizes.size else 0
-        self.kmin = np.zeros(k, dtype=np.int64)
-        self.kmax = np.zeros(k, dtype=np.int64)
-        self.viol = np.zeros(k, dtype=bool)
-        self.violations = 0
-        self._refresh(np.arange(k))
+        self.b = builder
+        self.active = active  # Java's currentAssignment: members not set aside as fixed
+        self.movements = _PartitionMovements(spec)
+        self.owner: list[int] = builder.owner.tolist()
+        self.sizes: list[int] = builder.sizes.tolist()
+        self.max_size: list[int] = builder.max_size.tolist()
+        self.prev_owner = prev_owner
+        self.prev: list[int] = prev_owner.tolist()
+        self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
+        self.next_stamp = builder.next_stamp
+        sizes = self.sizes
+        n_topics = len(spec.topic_names)
+        topics = np.flatnonzero(movable_topic).tolist()
+        rank = ctx.id_rank.tolist()
+        # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
+        subs: list[list[int]] = [[] for _ in range(n_topics)]
+        for t in topics:
+            subs[t] = sorted(builder.topic_subs[t].tolist(), key=rank.__getitem__)
+        self.subs = subs
+        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # (member, topic), sorted
+        flat = (codes % n_topics).tolist()
+        bounds = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
+        self.topics_of = [flat[a:b] for a, b in pairwise(bounds)]  # the movable topics each member subscribes to
+        self.subs_at: list[Counter[int]] = [Counter() for _ in range(n_topics)]
+        self.least = [0] * n_topics
+        self.full_at: dict[int, Counter[int]] = {}
+        for t in topics:
+            at = self.subs_at[t] = Counter(map(sizes.__getitem__, subs[t]))
+            self.least[t] = min(at)
+        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
+            for t in self.topics_of[m]:
+                self.full_at.setdefault(t, Counter())[sizes[m]] += 1
+        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        owner = self.owner
+        # partitions held per (topic, member) before any move; `held` takes a member's over when a move touches it
+        self.held_before = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
+        self.held: dict[int, dict[int, int]] = {}
+        self.holders_at: list[Counter[int]] = [Counter() for _ in range(n_topics)]
+        self.most = [0] * n_topics
+        for t in topics:
+            at = self.holders_at[t] = Counter(map(sizes.__getitem__, self.held_before[t]))
+            self.most[t] = max(at)
+        self.unbalanced = {t for t in topics if self._breaks(t)}
 
-    def _refresh(self, ks: np.ndarray) -> None:
-        if not ks.size:
+    def _breaks(self, t: int) -> bool:
+        """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
+        least = self.least[t]
+        most = self.most[t]
+        if most <= least + 1:
+            return False
+        full = self.full_at.get(t)
+        if full is None:
+            return True
+        at = self.subs_at[t]
+        return any(at[s] > full[s] for s in range(least, most - 1))
+
+    def _held(self, m: int) -> dict[int, int]:
+        held = self.held.get(m)
+        if held is None:
+            before = self.held_before
+            held = self.held[m] = {t: n for t in self.topics_of[m] if (n := before[t].get(m))}
+        return held
+
+    def perform(self, partitions: np.ndarray) -> bool:
+        """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
+        cut short when a pass would start from a state an earlier pass started from (Java would repeat
+        those passes forever, see the module docstring). The movement records and their `HashSet` orders
+        are that state: owners are the ones before the first pass plus the recorded net moves."""
+        if not partitions.size:
+            return False
+        topic = self.b.ctx.partition_topic[partitions]
+        cuts = np.flatnonzero(topic[1:] != topic[:-1]) + 1
+        bounds = [0, *cuts.tolist(), partitions.size]
+        runs = list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))  # (topic, first, end)
+        with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
+        parts = partitions.tolist()
+        performed = False
+        seen = {self._state()}
+        while self._pass(parts, runs, with_prev):
+            performed = True
+            state = self._state()
+            if state in seen:
+                break
+            seen.add(state)
+        return performed
+
+    def _state(self) -> bytes:
+        return hashlib.blake2b(self.movements.order_key(), digest_size=16).digest()
+
+    def _pass(self, parts: list[int], runs: list[tuple[int, int, int]], with_prev: list[int]) -> bool:
+        """One pass of Java's loop: before each partition `isBalanced`, then back to its prevAssignment
+        owner if that one has 2+ less, else to the least loaded subscriber if some subscriber has 2+ less.
+        While no holder of a topic has 2+ more than its least subscriber, only partitions with a
+        prevAssignment entry (`with_prev`, positions in `parts`) can move: the others are not looked at."""
+        owner, sizes, prev = self.owner, self.sizes, self.prev
+        least, most, unbalanced = self.least, self.most, self.unbalanced
+        modified = False
+        for t, i, end in runs:
+            while i < end and unbalanced:
+                limit = least[t] + 1
+                if most[t] > limit:
+                    look: Iterable[int] = range(i, end)
+                elif with_prev:
+                    look = with_prev[bisect_left(with_prev, i) : bisect_left(with_prev, end)]
+                else:
+                    break
+                for j in look:
+                    p = parts[j]
+                    size = sizes[owner[p]]
+                    back = prev[p]
+                    if back != -1:
+                        if back == _FIXED_PREV:
+                            self.b._throw_fixed_prev(p, owner[p])
+                        if size > sizes[back] + 1:
+                            target = back
+                            break
+                    if size > limit:
+                        target = next(m for m in self.subs[t] if sizes[m] == limit - 1)
+                        break
+                else:
+                    break
+                self._reassign(p, t, target)
+                modified = True
+                i = j + 1
+            if not unbalanced:
+                break
+        return modified
+
+    def _reassign(self, p: int, t: int, target: int) -> None:
+        """Java's `reassignPartition`: the partition actually moved can be another one of the topic (see
+        `_PartitionMovements.actual_partition`); then `processPartitionMovement`."""
+        owner = self.owner
+        q = self.movements.actual_partition(p, t, owner[p], target)
+        old = owner[q]
+        self.movements.move(q, t, old, target)
+        owner[q] = target
+        self.stamp[q] = self.next_stamp
+        self.next_stamp += 1
+        self._moved(old, target, t)
+
+    def _moved(self, old: int, new: int, t: int) -> None:
+        """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new`. Sizes
+        can go either way relative to each other (the partition moved need not be the one looked at)."""
+        sizes = self.sizes
+        so, sn = sizes[old], sizes[new]
+        held_old, held_new = self._held(old), self._held(new)
+        holders_at, most = self.holders_at, self.most
+        left = held_old[t] == 1
+        if left:
+            del held_old[t]
+            _drop(holders_at[t], so)
+        else:
+            held_old[t] -= 1
+        if t in held_new:
+            held_new[t] += 1
+        else:
+            held_new[t] = 1
+            holders_at[t][sn] += 1  # moves up with the others below
+        for k in held_old:
+            at = holders_at[k]
+            _drop(at, so)
+            at[so - 1] += 1
+            if most[k] == so and so not in at:
+                most[k] = so - 1
+        for k in held_new:
+            at = holders_at[k]
+            _drop(at, sn)
+            at[sn + 1] += 1
+            if most[k] <= sn:
+                most[k] = sn + 1
+        if left and most[t] == so and so not in holders_at[t]:
+            most[t] = max(holders_at[t])
+        subs_at, least = self.subs_at, self.least
+        old_topics, new_topics = self.topics_of[old], self.topics_of[new]
+        for k in old_topics:
+            at = subs_at[k]
+            _drop(at, so)
+            at[so - 1] += 1
+            if least[k] >= so:
+                least[k] = so - 1
+        for k in new_topics:
+            at = subs_at[k]
+            _drop(at, sn)
+            at[sn + 1] += 1
+            if least[k] == sn and sn not in at:
+                least[k] = sn + 1
+        for m, before, after, topics in ((old, so, so - 1, old_topics), (new, sn, sn + 1, new_topics)):
+            top = self.max_size[m]
+            if before == top:
+                for k in topics:
+                    full = self.full_at[k]
+                    _drop(full, before)
+                    if not full:
+                        del self.full_at[k]
+            elif after == top:
+                for k in topics:
+                    self.full_at.setdefault(k, Counter())[after] += 1
+        sizes[old] = so - 1
+        sizes[new] = sn + 1
+        unbalanced = self.unbalanced
+        for k in {t, *held_old, *held_new, *old_topics, *new_topics}:
+            if self._breaks(k):
+                unbalanced.add(k)
+            else:
+                unbalanced.discard(k)
+
+    def balance_score(self) -> int:
+        return _balance_score(np.array(self.sizes)[self.active])
+
+    def keep(self) -> None:
+        """Write the moves back to the builder."""
+        if not self.stamp:
             return
-        self.kmin[ks] = np.argmax(self.hsub[ks] > 0, axis=1)
-        self.kmax[ks] = self.width - 1 - np.argmax(self.hown[ks, ::-1] > 0, axis=1)
-        self.min_sub[self.topics[ks]] = self.kmin[ks]
-        viol = self.kmax[ks] > self.kmin[ks] + 1
-        self.violations += int(viol.sum()) - int(self.viol[ks].sum())
-        self.viol[ks] = viol
-
-    def _recount(self, ks: np.ndarray) -> None:
-        viol = self.kmax[ks] > self.kmin[ks] + 1
-        self.violations += int(np.count_nonzero(viol)) - int(np.count_nonzero(self.viol[ks]))
-        self.viol[ks] = viol
-        self.min_sub[self.topics[ks]] = self.kmin[ks]
-
-    def moved(self, old: int, new: int, pid: int) -> None:
-        """Account for one partition of `pid`'s topic having moved from `old` to `new` (sizes already
-        updated): old shrank by one, new grew by one."""
         b = self.b
-        s_old = int(b.sizes[old]) + 1  # sizes before the move
-        s_new = int(b.sizes[new]) - 1
-        k = int(self.compact[b.ctx.partition_topic[pid]])
-        held, hown, hsub, kmin, kmax = self.held, self.hown, self.hsub, self.kmin, self.kmax
-        row_old, row_new = held[old], held[new]
-        row_old[k] -= 1
-        held_old = row_old.nonzero()[0]
-        hown[held_old, s_old] -= 1
-        hown[held_old, s_old - 1] += 1
-        if not row_old[k]:
-            hown[k, s_old] -= 1
-        row_new[k] += 1
-        if row_new[k] == 1:
-            hown[k, s_new] += 1  # moved up with the others just below
-        held_new = row_new.nonzero()[0]
-        hown[held_new, s_new] -= 1
-        hown[held_new, s_new + 1] += 1
-        subs_old, subs_new = self.subs_of[old], self.subs_of[new]
-        hsub[subs_old, s_old] -= 1
-        hsub[subs_old, s_old - 1] += 1
-        hsub[subs_new, s_new] -= 1
-        hsub[subs_new, s_new + 1] += 1
-        # least subscriber: old's topics may go down to s_old - 1, new's may leave level s_new
-        kmin[subs_old] = np.minimum(kmin[subs_old], s_old - 1)
-        up = subs_new[(kmin[subs_new] == s_new) & (hsub[subs_new, s_new] == 0)]
-        kmin[up] = s_new + 1
-        # largest holder: old's topics may leave level s_old, new's reach s_new + 1, k may drop further
-        down = held_old[(kmax[held_old] == s_old) & (hown[held_old, s_old] == 0)]
-        kmax[down] = s_old - 1
-        kmax[held_new] = np.maximum(kmax[held_new], s_new + 1)
-        while not hown[k, kmax[k]]:
-            kmax[k] -= 1
-        hact = self.hact
-        hact[s_old] -= 1
-        hact[s_old - 1] += 1
-        hact[s_new] -= 1
-        hact[s_new + 1] += 1
-        self.gmin = min(self.gmin, s_old - 1)
-        while not hact[self.gmin]:
-            self.gmin += 1
-        self.gmax = max(self.gmax, s_new + 1)
-        while not hact[self.gmax]:
-            self.gmax -= 1
-        self._recount(subs_old)  # one after the other: a topic in both is simply counted again
-        self._recount(subs_new)
-
-    def balanced(self) -> bool:
-        return self.gmin >= self.gmax - 1 or not self.violations
+        moved = list(self.stamp)
+        b.owner[moved] = [self.owner[q] for q in moved]
+        b.stamp[moved] = list(self.stamp.values())
+        b.sizes[:] = self.sizes
+        b.next_stamp = self.next_stamp
