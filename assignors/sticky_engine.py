@@ -954,15 +954,6 @@ class _GeneralBuilder:
         return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
 
 
-def _drop(levels: Counter[int], size: int) -> None:
-    """One member fewer at `size` in a histogram that holds no empty levels."""
-    n = levels[size] - 1
-    if n:
-        levels[size] = n
-    else:
-        del levels[size]
-
-
 class _Reassignment:
     """Java's `performReassignments` (its passes and moves, `reassignPartition`, `processPartitionMovement`)
     and the `isBalanced` it asks before each partition, on Python lists for every group size: a move
@@ -1014,24 +1005,26 @@ class _Reassignment:
         flat = (codes % n_topics).tolist()
         bounds = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
         self.topics_of = [flat[a:b] for a, b in pairwise(bounds)]  # the movable topics each member subscribes to
-        self.subs_at: list[Counter[int]] = [Counter() for _ in range(n_topics)]
+        # histograms: size -> members, no empty levels
+        self.subs_at: list[dict[int, int]] = [{} for _ in range(n_topics)]
         self.least = [0] * n_topics
-        self.full_at: dict[int, Counter[int]] = {}
         for t in topics:
-            at = self.subs_at[t] = Counter(map(sizes.__getitem__, subs[t]))
+            at = self.subs_at[t] = dict(Counter(map(sizes.__getitem__, subs[t])))
             self.least[t] = min(at)
+        self.full_at: dict[int, dict[int, int]] = {}
         for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
             for t in self.topics_of[m]:
-                self.full_at.setdefault(t, Counter())[sizes[m]] += 1
+                full = self.full_at.setdefault(t, {})
+                full[sizes[m]] = full.get(sizes[m], 0) + 1
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         owner = self.owner
         # partitions held per (topic, member) before any move; `held` takes a member's over when a move touches it
         self.held_before = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
         self.held: dict[int, dict[int, int]] = {}
-        self.holders_at: list[Counter[int]] = [Counter() for _ in range(n_topics)]
+        self.holders_at: list[dict[int, int]] = [{} for _ in range(n_topics)]
         self.most = [0] * n_topics
         for t in topics:
-            at = self.holders_at[t] = Counter(map(sizes.__getitem__, self.held_before[t]))
+            at = self.holders_at[t] = dict(Counter(map(sizes.__getitem__, self.held_before[t])))
             self.most[t] = max(at)
         self.unbalanced = {t for t in topics if self._breaks(t)}
 
@@ -1045,7 +1038,7 @@ class _Reassignment:
         if full is None:
             return True
         at = self.subs_at[t]
-        return any(at[s] > full[s] for s in range(least, most - 1))
+        return any(at.get(s, 0) > full.get(s, 0) for s in range(least, most - 1))
 
     def _held(self, m: int) -> dict[int, int]:
         held = self.held.get(m)
@@ -1133,65 +1126,107 @@ class _Reassignment:
 
     def _moved(self, old: int, new: int, t: int) -> None:
         """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new`. Sizes
-        can go either way relative to each other (the partition moved need not be the one looked at)."""
+        can be in any order (the partition moved need not be the one looked at). Only topics whose least
+        subscriber, largest holder or at-maximum subscribers changed are judged again."""
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
+        down, up = so - 1, sn + 1
         held_old, held_new = self._held(old), self._held(new)
         holders_at, most = self.holders_at, self.most
-        left = held_old[t] == 1
-        if left:
+        changed = []
+        if held_old[t] == 1:  # old no longer holds the topic
             del held_old[t]
-            _drop(holders_at[t], so)
+            at = holders_at[t]
+            n = at[so] - 1
+            if n:
+                at[so] = n
+            else:
+                del at[so]
+                if most[t] == so:
+                    most[t] = max(at, default=0)  # new's place is counted below (it can only raise this)
+                    changed.append(t)
         else:
             held_old[t] -= 1
         if t in held_new:
             held_new[t] += 1
         else:
             held_new[t] = 1
-            holders_at[t][sn] += 1  # moves up with the others below
+            at = holders_at[t]
+            at[sn] = at.get(sn, 0) + 1  # moves up with new's other topics below
         for k in held_old:
             at = holders_at[k]
-            _drop(at, so)
-            at[so - 1] += 1
-            if most[k] == so and so not in at:
-                most[k] = so - 1
+            n = at[so] - 1
+            if n:
+                at[so] = n
+            else:
+                del at[so]
+                if most[k] == so:
+                    most[k] = down
+                    changed.append(k)
+            at[down] = at.get(down, 0) + 1
         for k in held_new:
             at = holders_at[k]
-            _drop(at, sn)
-            at[sn + 1] += 1
-            if most[k] <= sn:
-                most[k] = sn + 1
-        if left and most[t] == so and so not in holders_at[t]:
-            most[t] = max(holders_at[t])
-        subs_at, least = self.subs_at, self.least
+            n = at[sn] - 1
+            if n:
+                at[sn] = n
+            else:
+                del at[sn]
+            at[up] = at.get(up, 0) + 1
+            if most[k] < up:
+                most[k] = up
+                changed.append(k)
+        subs_at, least, full_at = self.subs_at, self.least, self.full_at
         old_topics, new_topics = self.topics_of[old], self.topics_of[new]
         for k in old_topics:
             at = subs_at[k]
-            _drop(at, so)
-            at[so - 1] += 1
-            if least[k] >= so:
-                least[k] = so - 1
+            n = at[so] - 1
+            if n:
+                at[so] = n
+            else:
+                del at[so]
+            at[down] = at.get(down, 0) + 1
+            if least[k] == so:
+                least[k] = down
+                changed.append(k)
+            elif k in full_at:
+                changed.append(k)
         for k in new_topics:
             at = subs_at[k]
-            _drop(at, sn)
-            at[sn + 1] += 1
-            if least[k] == sn and sn not in at:
-                least[k] = sn + 1
-        for m, before, after, topics in ((old, so, so - 1, old_topics), (new, sn, sn + 1, new_topics)):
+            n = at[sn] - 1
+            if n:
+                at[sn] = n
+            else:
+                del at[sn]
+                if least[k] == sn:
+                    least[k] = up
+                    changed.append(k)
+                    at[up] = at.get(up, 0) + 1
+                    continue
+            at[up] = at.get(up, 0) + 1
+            if k in full_at:
+                changed.append(k)
+        for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
             top = self.max_size[m]
             if before == top:
                 for k in topics:
-                    full = self.full_at[k]
-                    _drop(full, before)
-                    if not full:
-                        del self.full_at[k]
+                    full = full_at[k]
+                    n = full[before] - 1
+                    if n:
+                        full[before] = n
+                    else:
+                        del full[before]
+                        if not full:
+                            del full_at[k]
+                changed += topics
             elif after == top:
                 for k in topics:
-                    self.full_at.setdefault(k, Counter())[after] += 1
-        sizes[old] = so - 1
-        sizes[new] = sn + 1
+                    full = full_at.setdefault(k, {})
+                    full[after] = full.get(after, 0) + 1
+                changed += topics
+        sizes[old] = down
+        sizes[new] = up
         unbalanced = self.unbalanced
-        for k in {t, *held_old, *held_new, *old_topics, *new_topics}:
+        for k in changed:
             if self._breaks(k):
                 unbalanced.add(k)
             else:
