@@ -48,7 +48,7 @@ from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from itertools import pairwise, repeat
+from itertools import repeat
 
 import numpy as np
 
@@ -728,9 +728,10 @@ class _GeneralBuilder:
         n_topics = len(spec.topic_names)
         sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
         sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        by_topic = np.argsort(sub_topic, kind="stable")
+        by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
         self.num_subs = np.bincount(sub_topic, minlength=n_topics)
-        self.topic_subs = np.split(sub_member[by_topic], np.cumsum(self.num_subs)[:-1])
+        self.sub_by_topic = sub_member[by_topic]
+        self.topic_subs = np.split(self.sub_by_topic, np.cumsum(self.num_subs)[:-1])
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
@@ -995,16 +996,17 @@ class _Reassignment:
         sizes = self.sizes
         n_topics = len(spec.topic_names)
         topics = np.flatnonzero(movable_topic).tolist()
-        rank = ctx.id_rank.tolist()
         # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
+        flat = builder.sub_by_topic.tolist()
+        bounds = [0, *np.cumsum(builder.num_subs).tolist()]
         subs: list[list[int]] = [[] for _ in range(n_topics)]
         for t in topics:
-            subs[t] = sorted(builder.topic_subs[t].tolist(), key=rank.__getitem__)
+            subs[t] = flat[bounds[t] : bounds[t + 1]]
         self.subs = subs
-        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # (member, topic), sorted
-        flat = (codes % n_topics).tolist()
-        bounds = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
-        self.topics_of = [flat[a:b] for a, b in pairwise(bounds)]  # the movable topics each member subscribes to
+        # the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
+        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # member * n_topics + topic, sorted
+        self.topics_flat: list[int] = (codes % n_topics).tolist()
+        self.topics_at: list[int] = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
         # histograms: size -> members, no empty levels
         self.subs_at: list[dict[int, int]] = [{} for _ in range(n_topics)]
         self.least = [0] * n_topics
@@ -1013,7 +1015,7 @@ class _Reassignment:
             self.least[t] = min(at)
         self.full_at: dict[int, dict[int, int]] = {}
         for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
-            for t in self.topics_of[m]:
+            for t in self._topics(m):
                 full = self.full_at.setdefault(t, {})
                 full[sizes[m]] = full.get(sizes[m], 0) + 1
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
@@ -1040,11 +1042,14 @@ class _Reassignment:
         at = self.subs_at[t]
         return any(at.get(s, 0) > full.get(s, 0) for s in range(least, most - 1))
 
+    def _topics(self, m: int) -> list[int]:
+        return self.topics_flat[self.topics_at[m] : self.topics_at[m + 1]]
+
     def _held(self, m: int) -> dict[int, int]:
         held = self.held.get(m)
         if held is None:
             before = self.held_before
-            held = self.held[m] = {t: n for t in self.topics_of[m] if (n := before[t].get(m))}
+            held = self.held[m] = {t: n for t in self._topics(m) if (n := before[t].get(m))}
         return held
 
     def perform(self, partitions: np.ndarray) -> bool:
@@ -1101,7 +1106,8 @@ class _Reassignment:
                             target = back
                             break
                     if size > limit:
-                        target = next(m for m in self.subs[t] if sizes[m] == limit - 1)
+                        subs = self.subs[t]
+                        target = subs[list(map(sizes.__getitem__, subs)).index(limit - 1)]
                         break
                 else:
                     break
@@ -1176,7 +1182,7 @@ class _Reassignment:
                 most[k] = up
                 changed.append(k)
         subs_at, least, full_at = self.subs_at, self.least, self.full_at
-        old_topics, new_topics = self.topics_of[old], self.topics_of[new]
+        old_topics, new_topics = self._topics(old), self._topics(new)
         for k in old_topics:
             at = subs_at[k]
             n = at[so] - 1
