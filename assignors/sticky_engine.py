@@ -968,9 +968,12 @@ class _Reassignment:
     all of it and no move touches it), and every subscriber of those is in `currentAssignment` (it lacks a
     partition of the topic or holds one that can move); so per movable topic it compares the largest
     holder (`most`) with the least subscriber not at its maximum. This is kept move by move: per topic,
-    histograms of its subscribers' sizes (`subs_at`), of those among them at their maximum (`full_at`,
-    usually empty) and of its holders' sizes (`holders_at`), and the set of topics that break balance
-    (`unbalanced`). The maximum test is Java's own: a member handed back a partition of a topic it no
+    the least subscriber size and how many subscribers are at it (`least`, `n_least`), the largest holder
+    size and how many holders are at it (`most`, `n_most`), how many subscribers are at their maximum
+    (`n_full`, usually 0: then the least subscriber is the one to compare), and the set of topics that
+    break balance (`unbalanced`). A move shifts each topic of the two members by one size step, which
+    mostly leaves these alone (a comparison per topic); a count that drops to 0 is recounted from the
+    topic's members. The maximum test is Java's own: a member handed back a partition of a topic it no
     longer subscribes to can sit at its maximum without holding all it could get, or go above it.
 
     `least` (per topic, the least size over all its subscribers) also answers the move loop's own
@@ -993,7 +996,6 @@ class _Reassignment:
         self.prev: list[int] = prev_owner.tolist()
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
         self.next_stamp = builder.next_stamp
-        sizes = self.sizes
         n_topics = len(spec.topic_names)
         topics = np.flatnonzero(movable_topic).tolist()
         # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
@@ -1007,40 +1009,42 @@ class _Reassignment:
         codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # member * n_topics + topic, sorted
         self.topics_flat: list[int] = (codes % n_topics).tolist()
         self.topics_at: list[int] = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
-        # histograms: size -> members, no empty levels
-        self.subs_at: list[dict[int, int]] = [{} for _ in range(n_topics)]
-        self.least = [0] * n_topics
-        for t in topics:
-            at = self.subs_at[t] = dict(Counter(map(sizes.__getitem__, subs[t])))
-            self.least[t] = min(at)
-        self.full_at: dict[int, dict[int, int]] = {}
-        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
-            for t in self._topics(m):
-                full = self.full_at.setdefault(t, {})
-                full[sizes[m]] = full.get(sizes[m], 0) + 1
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         owner = self.owner
-        # partitions held per (topic, member) before any move; `held` takes a member's over when a move touches it
-        self.held_before = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
+        # partitions held per (topic, member); `held` has the same per member, for the members moves touched
+        self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
         self.held: dict[int, dict[int, int]] = {}
-        self.holders_at: list[dict[int, int]] = [{} for _ in range(n_topics)]
-        self.most = [0] * n_topics
+        self.least, self.n_least = [0] * n_topics, [0] * n_topics
+        self.most, self.n_most = [0] * n_topics, [0] * n_topics
+        self.n_full = [0] * n_topics
         for t in topics:
-            at = self.holders_at[t] = dict(Counter(map(sizes.__getitem__, self.held_before[t])))
-            self.most[t] = max(at)
+            self._count_least(t)
+            self._count_most(t)
+        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
+            for t in self._topics(m):
+                self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
+
+    def _count_least(self, t: int) -> None:
+        sizes = list(map(self.sizes.__getitem__, self.subs[t]))
+        self.least[t] = low = min(sizes)
+        self.n_least[t] = sizes.count(low)
+
+    def _count_most(self, t: int) -> None:
+        sizes = list(map(self.sizes.__getitem__, self.holders[t]))
+        self.most[t] = high = max(sizes)
+        self.n_most[t] = sizes.count(high)
 
     def _breaks(self, t: int) -> bool:
         """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
-        least = self.least[t]
         most = self.most[t]
-        if most <= least + 1:
+        if most <= self.least[t] + 1:
             return False
-        full = self.full_at.get(t)
-        if full is None:
+        if not self.n_full[t]:
             return True
-        at = self.subs_at[t]
-        return any(at.get(s, 0) > full.get(s, 0) for s in range(least, most - 1))
+        sizes, top = self.sizes, self.max_size
+        low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
+        return most > low + 1
 
     def _topics(self, m: int) -> list[int]:
         return self.topics_flat[self.topics_at[m] : self.topics_at[m + 1]]
@@ -1048,8 +1052,8 @@ class _Reassignment:
     def _held(self, m: int) -> dict[int, int]:
         held = self.held.get(m)
         if held is None:
-            before = self.held_before
-            held = self.held[m] = {t: n for t in self._topics(m) if (n := before[t].get(m))}
+            holders = self.holders
+            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
         return held
 
     def perform(self, partitions: np.ndarray) -> bool:
@@ -1131,108 +1135,84 @@ class _Reassignment:
         self._moved(old, target, t)
 
     def _moved(self, old: int, new: int, t: int) -> None:
-        """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new`. Sizes
-        can be in any order (the partition moved need not be the one looked at). Only topics whose least
-        subscriber, largest holder or at-maximum subscribers changed are judged again."""
+        """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
+        not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
+        Only topics whose least subscriber, largest holder or at-maximum subscribers changed, or with a
+        subscriber at its maximum, are judged again."""
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
         held_old, held_new = self._held(old), self._held(new)
-        holders_at, most = self.holders_at, self.most
-        changed = []
+        most, n_most = self.most, self.n_most
+        changed = [t]
+        recount_most = []
+        holders = self.holders[t]
         if held_old[t] == 1:  # old no longer holds the topic
             del held_old[t]
-            at = holders_at[t]
-            n = at[so] - 1
-            if n:
-                at[so] = n
-            else:
-                del at[so]
-                if most[t] == so:
-                    most[t] = max(at, default=0)  # new's place is counted below (it can only raise this)
-                    changed.append(t)
+            del holders[old]
+            if so == most[t]:
+                n_most[t] -= 1
+                if not n_most[t]:
+                    recount_most.append(t)
         else:
             held_old[t] -= 1
+            holders[old] -= 1
         if t in held_new:
             held_new[t] += 1
-        else:
-            held_new[t] = 1
-            at = holders_at[t]
-            at[sn] = at.get(sn, 0) + 1  # moves up with new's other topics below
+            holders[new] += 1
+        else:  # new joins the topic's holders at its size, then moves up with its other topics below
+            held_new[t] = holders[new] = 1
+            if sn > most[t]:
+                most[t], n_most[t] = sn, 1
+            elif sn == most[t]:
+                n_most[t] += 1
         for k in held_old:
-            at = holders_at[k]
-            n = at[so] - 1
-            if n:
-                at[so] = n
-            else:
-                del at[so]
-                if most[k] == so:
-                    most[k] = down
-                    changed.append(k)
-            at[down] = at.get(down, 0) + 1
+            if so == most[k]:
+                n_most[k] -= 1
+                if not n_most[k]:
+                    recount_most.append(k)
         for k in held_new:
-            at = holders_at[k]
-            n = at[sn] - 1
-            if n:
-                at[sn] = n
-            else:
-                del at[sn]
-            at[up] = at.get(up, 0) + 1
-            if most[k] < up:
-                most[k] = up
+            if sn == most[k]:
+                most[k], n_most[k] = up, 1
                 changed.append(k)
-        subs_at, least, full_at = self.subs_at, self.least, self.full_at
+            elif up == most[k]:
+                n_most[k] += 1
+        least, n_least, n_full = self.least, self.n_least, self.n_full
         old_topics, new_topics = self._topics(old), self._topics(new)
+        recount_least = []
         for k in old_topics:
-            at = subs_at[k]
-            n = at[so] - 1
-            if n:
-                at[so] = n
-            else:
-                del at[so]
-            at[down] = at.get(down, 0) + 1
-            if least[k] == so:
-                least[k] = down
+            if so == least[k]:
+                least[k], n_least[k] = down, 1
                 changed.append(k)
-            elif k in full_at:
+            elif down == least[k]:
+                n_least[k] += 1
+            if n_full[k]:  # the least subscriber not at its maximum may have changed
                 changed.append(k)
         for k in new_topics:
-            at = subs_at[k]
-            n = at[sn] - 1
-            if n:
-                at[sn] = n
-            else:
-                del at[sn]
-                if least[k] == sn:
-                    least[k] = up
-                    changed.append(k)
-                    at[up] = at.get(up, 0) + 1
-                    continue
-            at[up] = at.get(up, 0) + 1
-            if k in full_at:
+            if sn == least[k]:
+                n_least[k] -= 1
+                if not n_least[k]:
+                    recount_least.append(k)
+            if n_full[k]:
                 changed.append(k)
         for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
             top = self.max_size[m]
             if before == top:
                 for k in topics:
-                    full = full_at[k]
-                    n = full[before] - 1
-                    if n:
-                        full[before] = n
-                    else:
-                        del full[before]
-                        if not full:
-                            del full_at[k]
+                    n_full[k] -= 1
                 changed += topics
             elif after == top:
                 for k in topics:
-                    full = full_at.setdefault(k, {})
-                    full[after] = full.get(after, 0) + 1
+                    n_full[k] += 1
                 changed += topics
         sizes[old] = down
         sizes[new] = up
+        for k in recount_most:
+            self._count_most(k)
+        for k in recount_least:
+            self._count_least(k)
         unbalanced = self.unbalanced
-        for k in changed:
+        for k in (*changed, *recount_most, *recount_least):
             if self._breaks(k):
                 unbalanced.add(k)
             else:

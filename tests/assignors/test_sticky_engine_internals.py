@@ -722,8 +722,8 @@ def test_doubly_claimed_partition_stays_with_a_claimant_on_the_general_path():
 class CheckedBalance:
     """After every move of the engine's `performReassignments`, its `isBalanced` state against Java's
     `isBalanced` evaluated literally on the engine's current owners and sizes (every member of
-    `currentAssignment`, every subscribed topic, every partition), and its per-topic least subscriber and
-    largest holder against a recount."""
+    `currentAssignment`, every subscribed topic, every partition), and its per-topic counts against a
+    recount."""
 
     def __init__(self, monkeypatch) -> None:
         import assignors.sticky_engine as engine
@@ -760,8 +760,12 @@ class CheckedBalance:
         assert (not r.unbalanced) == java
         for t, subs in enumerate(r.subs):
             if subs:
-                assert r.least[t] == min(sizes[m] for m in subs)
-                assert r.most[t] == max(sizes[owner[p]] for p in range(start[t], start[t] + count[t]))
+                at = [sizes[m] for m in subs]
+                assert (r.least[t], r.n_least[t]) == (min(at), at.count(min(at)))
+                holders = {owner[p] for p in range(start[t], start[t] + count[t])}
+                at = [sizes[m] for m in holders]
+                assert (r.most[t], r.n_most[t]) == (max(at), at.count(max(at)))
+                assert r.n_full[t] == sum(sizes[m] == r.max_size[m] for m in subs)
         # the rule without Java's "skip members at their maximum": the same unless a member holds a
         # partition of a topic it does not subscribe to
         simple = all(r.least[t] + 1 >= r.most[t] for t, subs in enumerate(r.subs) if subs)
