@@ -1014,6 +1014,10 @@ class _Reassignment:
         # partitions held per (topic, member); `held` has the same per member, for the members moves touched
         self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
         self.held: dict[int, dict[int, int]] = {}
+        self.held_at: list[int] | None = None  # see `_held_before`
+        self.held_topic: list[int] = []
+        self.held_count: list[int] = []
+        self.topics = topics
         self.least, self.n_least = [0] * n_topics, [0] * n_topics
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
         self.n_full = [0] * n_topics
@@ -1052,9 +1056,26 @@ class _Reassignment:
     def _held(self, m: int) -> dict[int, int]:
         held = self.held.get(m)
         if held is None:
-            holders = self.holders
-            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
+            if self.held_at is None:
+                self._held_before()
+            a, b = self.held_at[m], self.held_at[m + 1]
+            held = self.held[m] = dict(zip(self.held_topic[a:b], self.held_count[a:b], strict=True))
         return held
+
+    def _held_before(self) -> None:
+        """Partitions held per (member, topic) before any move, member after member (`held_at`): read
+        once, at the first move, rather than looked up in `holders` topic by topic, which on big groups
+        touches as many tables as the member has topics."""
+        b = self.b
+        parts = topic_blocks(b.ctx.spec, self.topics)  # global ids ascending: topics ascending per member
+        owner = b.owner[parts]
+        key = owner.astype(np.int16) if b.ctx.num_members < 2**15 else owner  # a radix sort for 16 bits
+        order = np.argsort(key, kind="stable")
+        owner, topic = owner[order], b.ctx.partition_topic[parts[order]]
+        first = np.flatnonzero(np.concatenate(([True], (owner[1:] != owner[:-1]) | (topic[1:] != topic[:-1]))))
+        self.held_topic = topic[first].tolist()
+        self.held_count = np.diff(first, append=owner.size).tolist()
+        self.held_at = np.searchsorted(owner[first], np.arange(b.ctx.num_members + 1)).tolist()
 
     def perform(self, partitions: np.ndarray) -> bool:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
@@ -1137,62 +1158,72 @@ class _Reassignment:
     def _moved(self, old: int, new: int, t: int) -> None:
         """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
         not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
-        Only topics whose least subscriber, largest holder or at-maximum subscribers changed, or with a
-        subscriber at its maximum, are judged again."""
+        `least` and `most` stay exact; a count is exact or unknown (-1), which a count that drops to 0
+        leaves (the moved member is then the new extreme) until a later move needs it. Only topics whose
+        least subscriber, largest holder or at-maximum subscribers changed, or with a subscriber at its
+        maximum, are judged again."""
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
         held_old, held_new = self._held(old), self._held(new)
         most, n_most = self.most, self.n_most
         changed = [t]
-        recount_most = []
         holders = self.holders[t]
-        if held_old[t] == 1:  # old no longer holds the topic
+        recount = False
+        if held_old[t] == 1:  # old leaves the topic's holders
             del held_old[t]
-            del holders[old]
             if so == most[t]:
+                recount = self._most_count(t, so) == 1
                 n_most[t] -= 1
-                if not n_most[t]:
-                    recount_most.append(t)
+            del holders[old]
         else:
             held_old[t] -= 1
             holders[old] -= 1
         if t in held_new:
             held_new[t] += 1
             holders[new] += 1
-        else:  # new joins the topic's holders at its size, then moves up with its other topics below
+        else:  # new joins them at its size, and moves up with its other topics below
             held_new[t] = holders[new] = 1
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
-            elif sn == most[t]:
+            elif sn == most[t] and n_most[t] >= 0:
                 n_most[t] += 1
+        if recount:
+            most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
         for k in held_old:
             if so == most[k]:
-                n_most[k] -= 1
-                if not n_most[k]:
-                    recount_most.append(k)
+                if self._most_count(k, so) == 1:
+                    most[k], n_most[k] = down, -1
+                    changed.append(k)
+                else:
+                    n_most[k] -= 1
+        sizes[old] = down
         for k in held_new:
             if sn == most[k]:
                 most[k], n_most[k] = up, 1
                 changed.append(k)
-            elif up == most[k]:
+            elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
-        least, n_least, n_full = self.least, self.n_least, self.n_full
+        sizes[new] = up
+        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
         old_topics, new_topics = self._topics(old), self._topics(new)
-        recount_least = []
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
                 changed.append(k)
-            elif down == least[k]:
+            elif down == least[k] and n_least[k] > 0:
                 n_least[k] += 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
                 changed.append(k)
         for k in new_topics:
             if sn == least[k]:
-                n_least[k] -= 1
-                if not n_least[k]:
-                    recount_least.append(k)
+                n = n_least[k]
+                others = n - 1 if n > 0 else list(map(sizes.__getitem__, subs[k])).count(sn)
+                if others:
+                    n_least[k] = others
+                else:
+                    least[k], n_least[k] = up, -1
+                    changed.append(k)
             if n_full[k]:
                 changed.append(k)
         for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
@@ -1205,18 +1236,19 @@ class _Reassignment:
                 for k in topics:
                     n_full[k] += 1
                 changed += topics
-        sizes[old] = down
-        sizes[new] = up
-        for k in recount_most:
-            self._count_most(k)
-        for k in recount_least:
-            self._count_least(k)
         unbalanced = self.unbalanced
-        for k in (*changed, *recount_most, *recount_least):
+        for k in changed:
             if self._breaks(k):
                 unbalanced.add(k)
             else:
                 unbalanced.discard(k)
+
+    def _most_count(self, t: int, size: int) -> int:
+        """How many holders of t are at its largest size (counted if unknown)."""
+        n = self.n_most[t]
+        if n < 0:
+            n = self.n_most[t] = list(map(self.sizes.__getitem__, self.holders[t])).count(size)
+        return n
 
     def balance_score(self) -> int:
         return _balance_score(np.array(self.sizes)[self.active])
