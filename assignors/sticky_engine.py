@@ -1014,10 +1014,6 @@ class _Reassignment:
         # partitions held per (topic, member); `held` has the same per member, for the members moves touched
         self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
         self.held: dict[int, dict[int, int]] = {}
-        self.held_at: list[int] | None = None  # see `_held_before`
-        self.held_topic: list[int] = []
-        self.held_count: list[int] = []
-        self.topics = topics
         self.least, self.n_least = [0] * n_topics, [0] * n_topics
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
         self.n_full = [0] * n_topics
@@ -1055,27 +1051,10 @@ class _Reassignment:
 
     def _held(self, m: int) -> dict[int, int]:
         held = self.held.get(m)
-        if held is None:
-            if self.held_at is None:
-                self._held_before()
-            a, b = self.held_at[m], self.held_at[m + 1]
-            held = self.held[m] = dict(zip(self.held_topic[a:b], self.held_count[a:b], strict=True))
+        if held is None:  # untouched so far: its holdings are the ones before any move
+            holders = self.holders
+            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
         return held
-
-    def _held_before(self) -> None:
-        """Partitions held per (member, topic) before any move, member after member (`held_at`): read
-        once, at the first move, rather than looked up in `holders` topic by topic, which on big groups
-        touches as many tables as the member has topics."""
-        b = self.b
-        parts = topic_blocks(b.ctx.spec, self.topics)  # global ids ascending: topics ascending per member
-        owner = b.owner[parts]
-        key = owner.astype(np.int16) if b.ctx.num_members < 2**15 else owner  # a radix sort for 16 bits
-        order = np.argsort(key, kind="stable")
-        owner, topic = owner[order], b.ctx.partition_topic[parts[order]]
-        first = np.flatnonzero(np.concatenate(([True], (owner[1:] != owner[:-1]) | (topic[1:] != topic[:-1]))))
-        self.held_topic = topic[first].tolist()
-        self.held_count = np.diff(first, append=owner.size).tolist()
-        self.held_at = np.searchsorted(owner[first], np.arange(b.ctx.num_members + 1)).tolist()
 
     def perform(self, partitions: np.ndarray) -> bool:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
