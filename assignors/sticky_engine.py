@@ -15,9 +15,9 @@ shows in Kafka's result is reproduced (what is and is not modelled: docs/assigno
   per topic as water-filling, fixed topics/members, `performReassignments` with the post KAFKA-15106
   `isBalanced` (re-evaluated only after a move, the only time its answer can change), Java's
   partition-movement bookkeeping (including which element a Java `HashSet<TopicPartition>` yields
-  first) and the balance-score revert rule (with Java's int overflow). The move loop runs over numpy
-  windows with an incremental `isBalanced` for big groups, over Python lists with a per-move
-  re-evaluation for small ones (where numpy's per-call cost would dominate); the moves are the same.
+  first) and the balance-score revert rule (with Java's int overflow). One move loop for every group
+  size, over Python lists (a move changes two members' sizes: no numpy call pays back), with Java's
+  `isBalanced` kept move by move (`_Reassignment`).
 
 Members are taken in the leader's Java `HashMap` iteration order of the subscriptions
 (`GroupSpec.leader_order`, computed from `spec.member_ids`, the order the leader received them): the
@@ -25,9 +25,9 @@ order of the pre-pass, of KIP-341's prevAssignment and of the constrained builde
 `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
 
 Kafka's quirks are kept: `performReassignments` hands a partition back to its prevAssignment owner even
-when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced` then
-needs its exact form, `_exactly_balanced`), and looking at a partition whose prevAssignment owner is
-"fixed" throws Java's NullPointerException (`KafkaAssignorError`).
+when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced`'s
+"skip members at their maximum" then matters, and is kept literally), and looking at a partition whose
+prevAssignment owner is "fixed" throws Java's NullPointerException (`KafkaAssignorError`).
 One deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
 instead a partition that earlier went Y -> X' (X' = p's original owner, not X), so X keeps its load and
 the next partition of the pass undoes that move; every pass then changes something and `isBalanced` never
