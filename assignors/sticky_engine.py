@@ -972,9 +972,10 @@ class _Reassignment:
     size and how many holders are at it (`most`, `n_most`), how many subscribers are at their maximum
     (`n_full`, usually 0: then the least subscriber is the one to compare), and the set of topics that
     break balance (`unbalanced`). A move shifts each topic of the two members by one size step, which
-    mostly leaves these alone (a comparison per topic); a count that drops to 0 is recounted from the
-    topic's members. The maximum test is Java's own: a member handed back a partition of a topic it no
-    longer subscribes to can sit at its maximum without holding all it could get, or go above it.
+    mostly leaves these alone (a comparison per topic); a count that drops to 0 is counted again from
+    the topic's members when a later move needs it. The maximum test is Java's own: a member handed back
+    a partition of a topic it no longer subscribes to can sit at its maximum without holding all it could
+    get, or go above it.
 
     `least` (per topic, the least size over all its subscribers) also answers the move loop's own
     "is there a better-suited consumer": one with 2+ less than the partition's owner.
