@@ -15,9 +15,9 @@ shows in Kafka's result is reproduced (what is and is not modelled: docs/assigno
   per topic as water-filling, fixed topics/members, `performReassignments` with the post KAFKA-15106
   `isBalanced` (re-evaluated only after a move, the only time its answer can change), Java's
   partition-movement bookkeeping (including which element a Java `HashSet<TopicPartition>` yields
-  first) and the balance-score revert rule (with Java's int overflow). The move loop runs over numpy
-  windows with an incremental `isBalanced` for big groups, over Python lists with a per-move
-  re-evaluation for small ones (where numpy's per-call cost would dominate); the moves are the same.
+  first) and the balance-score revert rule (with Java's int overflow). One move loop for every group
+  size, over Python lists (a move changes two members' sizes: no numpy call pays back), with Java's
+  `isBalanced` kept move by move (`_Reassignment`).
 
 Members are taken in the leader's Java `HashMap` iteration order of the subscriptions
 (`GroupSpec.leader_order`, computed from `spec.member_ids`, the order the leader received them): the
@@ -25,9 +25,9 @@ order of the pre-pass, of KIP-341's prevAssignment and of the constrained builde
 `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`.
 
 Kafka's quirks are kept: `performReassignments` hands a partition back to its prevAssignment owner even
-when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced` then
-needs its exact form, `_exactly_balanced`), and looking at a partition whose prevAssignment owner is
-"fixed" throws Java's NullPointerException (`KafkaAssignorError`).
+when that member no longer subscribes to the topic (Kafka's literal, invalid assignment; `isBalanced`'s
+"skip members at their maximum" then matters, and is kept literally), and looking at a partition whose
+prevAssignment owner is "fixed" throws Java's NullPointerException (`KafkaAssignorError`).
 One deviation: Java's `performReassignments` can loop forever. Moving partition p from X to Y may move
 instead a partition that earlier went Y -> X' (X' = p's original owner, not X), so X keeps its load and
 the next partition of the pass undoes that move; every pass then changes something and `isBalanced` never
@@ -45,8 +45,8 @@ from __future__ import annotations
 import hashlib
 import heapq
 from bisect import bisect_left
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections import Counter, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
 
@@ -640,23 +640,22 @@ class _JavaHashSet:
 
 class _PartitionMovements:
     """Java's `PartitionMovements`: net (from -> to) member pairs per topic, used to move a partition
-    back instead of creating a 2-cycle."""
+    back instead of creating a 2-cycle. Callers pass each partition's topic along (global id = topic start
+    + partition number)."""
 
     def __init__(self, spec: GroupSpec) -> None:
-        self.topic = spec.partition_topic
-        self.number = spec.partition_number
+        self.start = spec.topic_start.tolist()
         self.topic_hash = [java_string_hash(n) for n in spec.topic_names]
         self.record: dict[int, tuple[int, int]] = {}
         self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
         self.seq = 0
 
-    def _spread(self, pid: int) -> int:
-        h = (31 * (31 + int(self.number[pid])) + self.topic_hash[int(self.topic[pid])]) & 0xFFFFFFFF
+    def _spread(self, pid: int, t: int) -> int:
+        h = (31 * (31 + pid - self.start[t]) + self.topic_hash[t]) & 0xFFFFFFFF
         return h ^ (h >> 16)
 
-    def _remove(self, pid: int) -> tuple[int, int]:
+    def _remove(self, pid: int, t: int) -> tuple[int, int]:
         pair = self.record.pop(pid)
-        t = int(self.topic[pid])
         pairs = self.by_topic[t]
         s = pairs[pair]
         del s.items[pid]
@@ -666,17 +665,20 @@ class _PartitionMovements:
                 del self.by_topic[t]
         return pair
 
-    def _add(self, pid: int, pair: tuple[int, int]) -> None:
+    def _add(self, pid: int, t: int, pair: tuple[int, int]) -> None:
         self.record[pid] = pair
-        pairs = self.by_topic.setdefault(int(self.topic[pid]), {})
+        pairs = self.by_topic.setdefault(t, {})
         s = pairs.get(pair)
         if s is None:
             s = pairs[pair] = _JavaHashSet()
         self.seq += 1
-        s.add(pid, self._spread(pid), self.seq)
+        s.add(pid, self._spread(pid, t), self.seq)
 
-    def actual_partition(self, pid: int, old: int, new: int) -> int:
-        pairs = self.by_topic.get(int(self.topic[pid]))
+    def actual_partition(self, pid: int, t: int, old: int, new: int) -> int:
+        """Java's `getTheActualPartitionToBeMoved`: moving pid from old to new, where the reverse pair (new
+        -> pid's first owner) is on record for this topic, moves the first partition of that set back
+        instead (which is with pid's first owner, not necessarily with old)."""
+        pairs = self.by_topic.get(t)
         if pairs is None:
             return pid
         rec = self.record.get(pid)
@@ -686,8 +688,8 @@ class _PartitionMovements:
         return pid if s is None else s.first()
 
     def order_key(self) -> bytes:
-        """Everything besides the assignment that steers later moves: each set's capacity and element
-        order (owners determine which records exist, not in which order a `HashSet` yields them)."""
+        """Each set's capacity and element order: the records (hence the owners, given the ones before
+        any move) and the order in which a `HashSet` yields them."""
         parts = []
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
@@ -696,14 +698,14 @@ class _PartitionMovements:
                 parts.append((t, pair, s.cap, tuple(order)))
         return repr(parts).encode()
 
-    def move(self, pid: int, old: int, new: int) -> None:
+    def move(self, pid: int, t: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
         if rec is None:
-            self._add(pid, (old, new))
+            self._add(pid, t, (old, new))
         else:
-            self._remove(pid)
+            self._remove(pid, t)
             if rec[0] != new:
-                self._add(pid, (rec[0], new))
+                self._add(pid, t, (rec[0], new))
 
 
 def _balance_score(sizes: np.ndarray) -> int:
@@ -726,9 +728,10 @@ class _GeneralBuilder:
         n_topics = len(spec.topic_names)
         sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
         sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        by_topic = np.argsort(sub_topic, kind="stable")
+        by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
         self.num_subs = np.bincount(sub_topic, minlength=n_topics)
-        self.topic_subs = np.split(sub_member[by_topic], np.cumsum(self.num_subs)[:-1])
+        self.sub_by_topic = sub_member[by_topic]
+        self.topic_subs = np.split(self.sub_by_topic, np.cumsum(self.num_subs)[:-1])
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
@@ -888,7 +891,6 @@ class _GeneralBuilder:
 
     def build(self) -> list[np.ndarray]:
         ctx = self.ctx
-        spec = ctx.spec
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
@@ -901,13 +903,14 @@ class _GeneralBuilder:
         movable_topic = self.num_subs >= 2
         ptopic = ctx.partition_topic
         movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
-        movable_unassigned = unassigned[movable_topic[ptopic[unassigned]]]
         holds_movable = np.zeros(ctx.num_members, dtype=bool)
         owners = self.owner[movable_all]
         holds_movable[owners[owners >= 0]] = True
-        self.active = (self.sizes < self.max_size) | holds_movable
-        self.active_idx = np.flatnonzero(self.active)
-        self.balance = _balance_tracker(self, movable_topic)
+        # Java's currentAssignment once `balance` has set the fixed members aside
+        active = (self.sizes < self.max_size) | holds_movable
+        active_sizes = self.sizes[active]
+        if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
+            return self._result()  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
@@ -915,193 +918,18 @@ class _GeneralBuilder:
         self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
-            prev_owner[ids[~self.active[prev_owner[ids]]]] = _FIXED_PREV
-        self.prev_owner = prev_owner
-        self.foreign = False  # does a member hold a partition of a topic it does not subscribe to?
-        self.movements = _PartitionMovements(spec)
-
-        pre_owner, pre_stamp, pre_sizes = self.owner.copy(), self.stamp.copy(), self.sizes.copy()
-        pre_score = _balance_score(self.sizes[self.active_idx])
+            prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
+        moves = _Reassignment(self, movable_topic, prev_owner, np.flatnonzero(active))
         if not revocation_required:
-            self._perform_reassignments(movable_unassigned)
-        performed = self._perform_reassignments(movable_all)
-        if not initializing and performed and _balance_score(self.sizes[self.active_idx]) >= pre_score:
-            self.owner, self.stamp, self.sizes = pre_owner, pre_stamp, pre_sizes
+            moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
+        performed = moves.perform(movable_all)
+        # Java's revert rule: a final round of moves that does not lower the balance score is undone
+        # (with the moves of the unassigned partitions' round)
+        if initializing or not performed or moves.balance_score() < _balance_score(active_sizes):
+            moves.keep()
         return self._result()
 
-    def _perform_reassignments(self, partitions: np.ndarray) -> bool:
-        """Java's `performReassignments`: passes over `partitions`, one move at a time, until balanced or
-        a pass moves nothing; cut short when a pass would start from a state an earlier pass started from
-        (Java would repeat those passes forever, see the module docstring)."""
-        if not partitions.size:
-            return False
-        small = type(self.balance) is _FullBalance and self.balance.part_count <= _SMALL_MAX_PARTITIONS
-        one_pass = self._list_pass(partitions) if small else self._array_pass(partitions)
-        performed = False
-        seen = {self._state_digest()}
-        while one_pass():
-            performed = True
-            digest = self._state_digest()
-            if digest in seen:
-                break
-            seen.add(digest)
-        return performed
-
-    def _record_move(self, q: int, old: int, target: int) -> None:
-        self.movements.move(q, old, target)
-        self.stamp[q] = self.next_stamp
-        self.next_stamp += 1
-
-    def _array_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
-        """One pass as numpy windows over `partitions` (any size; the incremental balance tracker)."""
-        ctx = self.ctx
-        ptopic = ctx.partition_topic
-        rank = ctx.id_rank
-        n_members = ctx.num_members
-        balance = self.balance
-        total = partitions.size
-        balanced = balance.balanced()
-        chunk = 256
-
-        def one_pass() -> bool:
-            nonlocal balanced, chunk
-            modified = False
-            pos = 0
-            while pos < total and not balanced:
-                window = partitions[pos : pos + chunk]
-                owner = self.owner[window]
-                size = self.sizes[owner]
-                prev = self.prev_owner[window]
-                back = (prev >= 0) & (size > self.sizes[prev] + 1)
-                away = balance.min_sub[ptopic[window]] + 1 < size
-                hits = np.flatnonzero(back | away | (prev == _FIXED_PREV))
-                if not hits.size:
-                    pos += window.size
-                    chunk = min(chunk * 2, 65536)
-                    continue
-                j = int(hits[0])
-                p = int(window[j])
-                if prev[j] == _FIXED_PREV:
-                    self._throw_fixed_prev(p)
-                if back[j]:
-                    target = int(prev[j])
-                else:
-                    cands = self.topic_subs[int(ptopic[p])]
-                    target = int(cands[np.argmin(self.sizes[cands] * n_members + rank[cands])])
-                q = self.movements.actual_partition(p, int(owner[j]), target)
-                old = int(self.owner[q])
-                self._record_move(q, old, target)
-                self.owner[q] = target
-                self.sizes[old] -= 1
-                self.sizes[target] += 1
-                modified = True
-                balance.moved(old, target, q)
-                self.foreign = self.foreign or not self.subscribes_one(target, int(ptopic[q]))
-                balanced = balance.balanced() or (self.foreign and self._exactly_balanced())
-                pos += j + 1
-                chunk = 256
-            return modified
-
-        return one_pass
-
-    def _list_pass(self, partitions: np.ndarray) -> Callable[[], bool]:
-        """One pass over Python lists, for small groups (the common case of a replayed log), where numpy's
-        per-call cost would dominate: the same moves, with `_FullBalance.balanced` kept from
-        per-(topic, member) holding counts."""
-        ctx = self.ctx
-        ptopic = ctx.partition_topic.tolist()
-        rank = ctx.id_rank.tolist()
-        subs = {int(t): self.topic_subs[int(t)].tolist() for t in self.balance.topics}
-        active = self.active_idx.tolist()
-        parts = partitions.tolist()
-        prev_owner = self.prev_owner.tolist()
-        owner, sizes = self.owner.tolist(), self.sizes.tolist()
-        held: dict[int, dict[int, int]] = {t: {} for t in subs}  # topic -> member -> partitions held
-        for p in topic_blocks(ctx.spec, list(subs)).tolist():
-            counts = held[ptopic[p]]
-            counts[owner[p]] = counts.get(owner[p], 0) + 1
-        min_sub = self.balance.min_sub.tolist()  # least subscriber size per topic, as of the last check
-        max_size = self.max_size.tolist()
-
-        def balanced() -> bool:
-            act = [sizes[m] for m in active]
-            if not act or min(act) >= max(act) - 1 or not subs:
-                return True
-            ok = True
-            for t, members in subs.items():
-                least = min_sub[t] = min(sizes[m] for m in members)
-                most = max((sizes[m] for m, n in held[t].items() if n), default=0)
-                if most > least + 1 and (
-                    not self.foreign or most > min((sizes[m] for m in members if sizes[m] != max_size[m]), default=most)
-                    + 1
-                ):
-                    ok = False
-            return ok
-
-        is_balanced = balanced()
-
-        def one_pass() -> bool:
-            nonlocal is_balanced
-            modified = False
-            pos, total = 0, len(parts)
-            while pos < total and not is_balanced:
-                for i in range(pos, total):
-                    p = parts[i]
-                    size = sizes[owner[p]]
-                    prev = prev_owner[p]
-                    if prev == _FIXED_PREV:
-                        self._throw_fixed_prev(p)
-                    if prev >= 0 and size > sizes[prev] + 1:
-                        target = prev
-                        break
-                    if min_sub[ptopic[p]] + 1 < size:
-                        target = min(subs[ptopic[p]], key=lambda m: (sizes[m], rank[m]))
-                        break
-                else:
-                    break
-                q = self.movements.actual_partition(p, owner[p], target)
-                old = owner[q]
-                self._record_move(q, old, target)
-                owner[q] = target
-                sizes[old] -= 1
-                sizes[target] += 1
-                counts = held[ptopic[q]]
-                counts[old] -= 1
-                counts[target] = counts.get(target, 0) + 1
-                modified = True
-                self.foreign = self.foreign or not self.subscribes_one(target, ptopic[q])
-                is_balanced = balanced()
-                pos = i + 1
-            self.owner[:] = owner
-            self.sizes[:] = sizes
-            return modified
-
-        return one_pass
-
-    def _exactly_balanced(self) -> bool:
-        """Java's `isBalanced` where a member may hold partitions of a topic it does not subscribe to: it
-        skips members whose size equals their maximum (`getMaxAssignmentSize`), which then no longer
-        means that they hold all they can get, so the least subscriber is taken over the others."""
-        sizes = self.sizes
-        act = sizes[self.active_idx]
-        if not act.size or act.min() >= act.max() - 1:
-            return True
-        below = sizes != self.max_size
-        for t in self.balance.topics.tolist():
-            subs = self.topic_subs[t]
-            subs = subs[below[subs]]
-            start = int(self.ctx.spec.topic_start[t])
-            owners = self.owner[start : start + int(self.ctx.spec.topic_sizes[t])]
-            if subs.size and sizes[owners].max() > sizes[subs].min() + 1:
-                return False
-        return True
-
-    def subscribes_one(self, member: int, topic: int) -> bool:
-        code = member * len(self.ctx.spec.topic_names) + topic
-        at = int(np.searchsorted(self.sub_codes, code))
-        return at < self.sub_codes.size and int(self.sub_codes[at]) == code
-
-    def _throw_fixed_prev(self, pid: int) -> None:
+    def _throw_fixed_prev(self, pid: int, owner: int) -> None:
         """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
         prevAssignment entry; a prev owner that cannot take part in the reassignment (it has all it can get
         and nothing movable) was taken out of currentAssignment, hence a NullPointerException."""
@@ -1111,17 +939,11 @@ class _GeneralBuilder:
         raise KafkaAssignorError(
             "java.lang.NullPointerException",
             None,
-            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[int(self.owner[pid])]!r}) "
+            f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[owner]!r}) "
             f"was owned by {spec.member_ids[prev]!r} in generation {int(self.prev_gen[pid])}, an older one than the "
             f"group's newest; {spec.member_ids[prev]!r} holds all the partitions it can get and none that can move, "
             "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
         )
-
-    def _state_digest(self) -> bytes:
-        """The state a pass of `performReassignments` starts from: it decides the whole pass."""
-        h = hashlib.blake2b(self.owner.tobytes(), digest_size=16)
-        h.update(self.movements.order_key())
-        return h.digest()
 
     def _result(self) -> list[np.ndarray]:
         ids = np.flatnonzero(self.owner >= 0)
@@ -1133,165 +955,291 @@ class _GeneralBuilder:
         return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
 
 
-# movable partitions up to which `isBalanced` is re-evaluated in full after each move and the move loop runs
-# over Python lists (numpy's per-call cost would dominate); above it, numpy windows and the incremental tracker
-_SMALL_MAX_PARTITIONS = 4096
+class _Reassignment:
+    """Java's `performReassignments` (its passes and moves, `reassignPartition`, `processPartitionMovement`)
+    and the `isBalanced` it asks before each partition, on Python lists for every group size: a move
+    changes two members' sizes, which no numpy call would pay back, and the steps that scale with the
+    group are vectorised setup. A move costs in proportion to the topics of the two members involved;
+    a pass looks only at the partitions that can move (see `_pass`).
 
+    `isBalanced` (post KAFKA-15106) is false iff some member of `currentAssignment` whose size is not
+    its maximum (`getMaxAssignmentSize`) subscribes to a topic a partition of which is held by a member
+    with 2+ more. Only topics with two or more subscribers can break it (a topic's only subscriber holds
+    all of it and no move touches it), and every subscriber of those is in `currentAssignment` (it lacks a
+    partition of the topic or holds one that can move); so per movable topic it compares the largest
+    holder (`most`) with the least subscriber not at its maximum. This is kept move by move: per topic,
+    the least subscriber size and how many subscribers are at it (`least`, `n_least`), the largest holder
+    size and how many holders are at it (`most`, `n_most`), how many subscribers are at their maximum
+    (`n_full`, usually 0: then the least subscriber is the one to compare), and the set of topics that
+    break balance (`unbalanced`). A move shifts each topic of the two members by one size step, which
+    mostly leaves these alone (a comparison per topic); a count that drops to 0 is counted again from
+    the topic's members when a later move needs it. The maximum test is Java's own: a member handed back
+    a partition of a topic it no longer subscribes to can sit at its maximum without holding all it could
+    get, or go above it.
 
-def _balance_tracker(builder: _GeneralBuilder, movable_topic: np.ndarray) -> _FullBalance:
-    """A re-evaluation per move costs a few numpy calls over the movable partitions, the incremental
-    tracker a few dozen small ones: small groups (the common case) re-evaluate; large ones track when
-    the tracker's tables fit in memory."""
-    if int(builder.ctx.spec.topic_sizes[movable_topic].sum()) <= _SMALL_MAX_PARTITIONS:
-        return _FullBalance(builder, movable_topic)
-    k = int(np.count_nonzero(movable_topic))
-    width = int(builder.sizes.max(initial=0)) + 2
-    if k * max(width, builder.ctx.num_members) <= 1 << 24:  # int32 tables of at most 64 MiB each
-        return _IncrementalBalance(builder, movable_topic)
-    return _FullBalance(builder, movable_topic)
+    `least` (per topic, the least size over all its subscribers) also answers the move loop's own
+    "is there a better-suited consumer": one with 2+ less than the partition's owner.
 
+    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-class _FullBalance:
-    """Java's `isBalanced` (post KAFKA-15106) over the topics that can move (the others never break
-    balance): false iff some member could take a partition of one of its topics from a member holding
-    2+ more. Sizes only change on a move, so it is re-evaluated once per move. Keeps `min_sub`, the
-    least subscriber size per topic, for the "can this partition move" test."""
-
-    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
-        self.b = builder
-        spec = builder.ctx.spec
-        topics = np.flatnonzero(movable_topic)
-        self.topics = topics
-        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
-        self.part_count = int(spec.topic_sizes[topics].sum())
-        if topics.size:
-            self.sub_flat = np.concatenate([builder.topic_subs[t] for t in topics])
-            self.sub_off = np.concatenate(([0], np.cumsum(builder.num_subs[topics])[:-1]))
-            self.part_flat = topic_blocks(spec, topics.tolist())
-            self.part_off = np.concatenate(([0], np.cumsum(spec.topic_sizes[topics])[:-1]))
-
-    def moved(self, old: int, new: int, pid: int) -> None:
-        pass
-
-    def balanced(self) -> bool:
-        b = self.b
-        sizes = b.sizes
-        act = sizes[b.active_idx]
-        if not act.size or act.min() >= act.max() - 1 or not self.topics.size:
-            return True
-        min_sub = np.minimum.reduceat(sizes[self.sub_flat], self.sub_off)
-        max_own = np.maximum.reduceat(sizes[b.owner[self.part_flat]], self.part_off)
-        self.min_sub[self.topics] = min_sub
-        return not bool(np.any(max_own > min_sub + 1))
-
-
-class _IncrementalBalance(_FullBalance):
-    """`isBalanced` kept up to date move by move: per movable topic, histograms of its subscribers' sizes
-    and of its holders' sizes (a holder counted once), partitions held per (topic, member), and the
-    number of topics whose largest holder has 2+ more than its smallest subscriber."""
-
-    def __init__(self, builder: _GeneralBuilder, movable_topic: np.ndarray) -> None:
-        self.b = builder
+    def __init__(
+        self, builder: _GeneralBuilder, movable_topic: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+    ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
-        m = ctx.num_members
-        topics = np.flatnonzero(movable_topic)
-        self.topics = topics
-        k = topics.size
-        self.compact = np.full(len(spec.topic_names), -1, dtype=np.int64)
-        self.compact[topics] = np.arange(k)
-        sizes = builder.sizes
-        width = self.width = int(sizes.max(initial=0)) + 2
-        self.min_sub = np.zeros(len(spec.topic_names), dtype=np.int64)
-        # subscriptions to movable topics (all of them by active members)
-        sub_topic = np.concatenate(spec.member_topics).astype(np.int64) if m else _EMPTY
-        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        keep = movable_topic[sub_topic]
-        sub_k, sub_member = self.compact[sub_topic[keep]], sub_member[keep]
-        self.subs_of = np.split(sub_k, np.cumsum(np.bincount(sub_member, minlength=m))[:-1])
-        self.hsub = np.zeros((k, width), dtype=np.int32)
-        np.add.at(self.hsub, (sub_k, sizes[sub_member]), 1)
-        parts = topic_blocks(spec, topics.tolist())
-        self.held = np.zeros((m, k), dtype=np.int32)  # partitions of topic k held by member m
-        np.add.at(self.held, (builder.owner[parts], self.compact[ctx.partition_topic[parts]]), 1)
-        hm, hk = np.nonzero(self.held)
-        self.hown = np.zeros((k, width), dtype=np.int32)
-        np.add.at(self.hown, (hk, sizes[hm]), 1)
-        self.hact = np.bincount(sizes[builder.active_idx], minlength=width)
-        active_sizes = sizes[builder.active_idx]
-        self.gmin = int(active_sizes.min()) if active_sizes.size else 0
-        self.gmax = int(active_sizes.max()) if active_sizes.size else 0
-        self.kmin = np.zeros(k, dtype=np.int64)
-        self.kmax = np.zeros(k, dtype=np.int64)
-        self.viol = np.zeros(k, dtype=bool)
-        self.violations = 0
-        self._refresh(np.arange(k))
+        self.b = builder
+        self.active = active  # Java's currentAssignment: members not set aside as fixed
+        self.movements = _PartitionMovements(spec)
+        self.owner: list[int] = builder.owner.tolist()
+        self.sizes: list[int] = builder.sizes.tolist()
+        self.max_size: list[int] = builder.max_size.tolist()
+        self.prev_owner = prev_owner
+        self.prev: list[int] = prev_owner.tolist()
+        self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
+        self.next_stamp = builder.next_stamp
+        n_topics = len(spec.topic_names)
+        topics = np.flatnonzero(movable_topic).tolist()
+        # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
+        flat = builder.sub_by_topic.tolist()
+        bounds = [0, *np.cumsum(builder.num_subs).tolist()]
+        subs: list[list[int]] = [[] for _ in range(n_topics)]
+        for t in topics:
+            subs[t] = flat[bounds[t] : bounds[t + 1]]
+        self.subs = subs
+        # the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
+        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # member * n_topics + topic, sorted
+        self.topics_flat: list[int] = (codes % n_topics).tolist()
+        self.topics_at: list[int] = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
+        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        owner = self.owner
+        # partitions held per (topic, member); `held` has the same per member, for the members moves touched
+        self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
+        self.held: dict[int, dict[int, int]] = {}
+        self.least, self.n_least = [0] * n_topics, [0] * n_topics
+        self.most, self.n_most = [0] * n_topics, [0] * n_topics
+        self.n_full = [0] * n_topics
+        for t in topics:
+            self._count_least(t)
+            self._count_most(t)
+        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
+            for t in self._topics(m):
+                self.n_full[t] += 1
+        self.unbalanced = {t for t in topics if self._breaks(t)}
 
-    def _refresh(self, ks: np.ndarray) -> None:
-        if not ks.size:
+    def _count_least(self, t: int) -> None:
+        sizes = list(map(self.sizes.__getitem__, self.subs[t]))
+        self.least[t] = low = min(sizes)
+        self.n_least[t] = sizes.count(low)
+
+    def _count_most(self, t: int) -> None:
+        sizes = list(map(self.sizes.__getitem__, self.holders[t]))
+        self.most[t] = high = max(sizes)
+        self.n_most[t] = sizes.count(high)
+
+    def _breaks(self, t: int) -> bool:
+        """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
+        most = self.most[t]
+        if most <= self.least[t] + 1:
+            return False
+        if not self.n_full[t]:
+            return True
+        sizes, top = self.sizes, self.max_size
+        low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
+        return most > low + 1
+
+    def _topics(self, m: int) -> list[int]:
+        return self.topics_flat[self.topics_at[m] : self.topics_at[m + 1]]
+
+    def _held(self, m: int) -> dict[int, int]:
+        held = self.held.get(m)
+        if held is None:  # untouched so far: its holdings are the ones before any move
+            holders = self.holders
+            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
+        return held
+
+    def perform(self, partitions: np.ndarray) -> bool:
+        """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
+        cut short when a pass would start from a state an earlier pass started from (Java would repeat
+        those passes forever, see the module docstring). The movement records and their `HashSet` orders
+        are that state: owners are the ones before the first pass plus the recorded net moves."""
+        if not partitions.size:
+            return False
+        topic = self.b.ctx.partition_topic[partitions]
+        cuts = np.flatnonzero(topic[1:] != topic[:-1]) + 1
+        bounds = [0, *cuts.tolist(), partitions.size]
+        runs = list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))  # (topic, first, end)
+        with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
+        parts = partitions.tolist()
+        performed = False
+        seen = {self._state()}
+        while self._pass(parts, runs, with_prev):
+            performed = True
+            state = self._state()
+            if state in seen:
+                break
+            seen.add(state)
+        return performed
+
+    def _state(self) -> bytes:
+        return hashlib.blake2b(self.movements.order_key(), digest_size=16).digest()
+
+    def _pass(self, parts: list[int], runs: list[tuple[int, int, int]], with_prev: list[int]) -> bool:
+        """One pass of Java's loop: before each partition `isBalanced`, then back to its prevAssignment
+        owner if that one has 2+ less, else to the least loaded subscriber if some subscriber has 2+ less.
+        While no holder of a topic has 2+ more than its least subscriber, only partitions with a
+        prevAssignment entry (`with_prev`, positions in `parts`) can move: the others are not looked at."""
+        owner, sizes, prev = self.owner, self.sizes, self.prev
+        least, most, unbalanced = self.least, self.most, self.unbalanced
+        modified = False
+        for t, i, end in runs:
+            while i < end and unbalanced:
+                limit = least[t] + 1
+                if most[t] > limit:
+                    look: Iterable[int] = range(i, end)
+                elif with_prev:
+                    look = with_prev[bisect_left(with_prev, i) : bisect_left(with_prev, end)]
+                else:
+                    break
+                for j in look:
+                    p = parts[j]
+                    size = sizes[owner[p]]
+                    back = prev[p]
+                    if back != -1:
+                        if back == _FIXED_PREV:
+                            self.b._throw_fixed_prev(p, owner[p])
+                        if size > sizes[back] + 1:
+                            target = back
+                            break
+                    if size > limit:
+                        subs = self.subs[t]
+                        target = subs[list(map(sizes.__getitem__, subs)).index(limit - 1)]
+                        break
+                else:
+                    break
+                self._reassign(p, t, target)
+                modified = True
+                i = j + 1
+            if not unbalanced:
+                break
+        return modified
+
+    def _reassign(self, p: int, t: int, target: int) -> None:
+        """Java's `reassignPartition`: the partition actually moved can be another one of the topic (see
+        `_PartitionMovements.actual_partition`); then `processPartitionMovement`."""
+        owner = self.owner
+        q = self.movements.actual_partition(p, t, owner[p], target)
+        old = owner[q]
+        self.movements.move(q, t, old, target)
+        owner[q] = target
+        self.stamp[q] = self.next_stamp
+        self.next_stamp += 1
+        self._moved(old, target, t)
+
+    def _moved(self, old: int, new: int, t: int) -> None:
+        """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
+        not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
+        `least` and `most` stay exact; a count is exact or unknown (-1), which a count that drops to 0
+        leaves (the moved member is then the new extreme) until a later move needs it. Only topics whose
+        least subscriber, largest holder or at-maximum subscribers changed, or with a subscriber at its
+        maximum, are judged again."""
+        sizes = self.sizes
+        so, sn = sizes[old], sizes[new]
+        down, up = so - 1, sn + 1
+        held_old, held_new = self._held(old), self._held(new)
+        most, n_most = self.most, self.n_most
+        changed = [t]
+        holders = self.holders[t]
+        recount = False
+        if held_old[t] == 1:  # old leaves the topic's holders
+            del held_old[t]
+            if so == most[t]:
+                recount = self._most_count(t, so) == 1
+                n_most[t] -= 1
+            del holders[old]
+        else:
+            held_old[t] -= 1
+            holders[old] -= 1
+        if t in held_new:
+            held_new[t] += 1
+            holders[new] += 1
+        else:  # new joins them at its size, and moves up with its other topics below
+            held_new[t] = holders[new] = 1
+            if sn > most[t]:
+                most[t], n_most[t] = sn, 1
+            elif sn == most[t] and n_most[t] >= 0:
+                n_most[t] += 1
+        if recount:
+            most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
+        for k in held_old:
+            if so == most[k]:
+                if self._most_count(k, so) == 1:
+                    most[k], n_most[k] = down, -1
+                    changed.append(k)
+                else:
+                    n_most[k] -= 1
+        sizes[old] = down
+        for k in held_new:
+            if sn == most[k]:
+                most[k], n_most[k] = up, 1
+                changed.append(k)
+            elif up == most[k] and n_most[k] > 0:
+                n_most[k] += 1
+        sizes[new] = up
+        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
+        old_topics, new_topics = self._topics(old), self._topics(new)
+        for k in old_topics:
+            if so == least[k]:
+                least[k], n_least[k] = down, 1
+                changed.append(k)
+            elif down == least[k] and n_least[k] > 0:
+                n_least[k] += 1
+            if n_full[k]:  # the least subscriber not at its maximum may have changed
+                changed.append(k)
+        for k in new_topics:
+            if sn == least[k]:
+                n = n_least[k]
+                others = n - 1 if n > 0 else list(map(sizes.__getitem__, subs[k])).count(sn)
+                if others:
+                    n_least[k] = others
+                else:
+                    least[k], n_least[k] = up, -1
+                    changed.append(k)
+            if n_full[k]:
+                changed.append(k)
+        for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
+            top = self.max_size[m]
+            if before == top:
+                for k in topics:
+                    n_full[k] -= 1
+                changed += topics
+            elif after == top:
+                for k in topics:
+                    n_full[k] += 1
+                changed += topics
+        unbalanced = self.unbalanced
+        for k in changed:
+            if self._breaks(k):
+                unbalanced.add(k)
+            else:
+                unbalanced.discard(k)
+
+    def _most_count(self, t: int, size: int) -> int:
+        """How many holders of t are at its largest size (counted if unknown)."""
+        n = self.n_most[t]
+        if n < 0:
+            n = self.n_most[t] = list(map(self.sizes.__getitem__, self.holders[t])).count(size)
+        return n
+
+    def balance_score(self) -> int:
+        return _balance_score(np.array(self.sizes)[self.active])
+
+    def keep(self) -> None:
+        """Write the moves back to the builder."""
+        if not self.stamp:
             return
-        self.kmin[ks] = np.argmax(self.hsub[ks] > 0, axis=1)
-        self.kmax[ks] = self.width - 1 - np.argmax(self.hown[ks, ::-1] > 0, axis=1)
-        self.min_sub[self.topics[ks]] = self.kmin[ks]
-        viol = self.kmax[ks] > self.kmin[ks] + 1
-        self.violations += int(viol.sum()) - int(self.viol[ks].sum())
-        self.viol[ks] = viol
-
-    def _recount(self, ks: np.ndarray) -> None:
-        viol = self.kmax[ks] > self.kmin[ks] + 1
-        self.violations += int(np.count_nonzero(viol)) - int(np.count_nonzero(self.viol[ks]))
-        self.viol[ks] = viol
-        self.min_sub[self.topics[ks]] = self.kmin[ks]
-
-    def moved(self, old: int, new: int, pid: int) -> None:
-        """Account for one partition of `pid`'s topic having moved from `old` to `new` (sizes already
-        updated): old shrank by one, new grew by one."""
         b = self.b
-        s_old = int(b.sizes[old]) + 1  # sizes before the move
-        s_new = int(b.sizes[new]) - 1
-        k = int(self.compact[b.ctx.partition_topic[pid]])
-        held, hown, hsub, kmin, kmax = self.held, self.hown, self.hsub, self.kmin, self.kmax
-        row_old, row_new = held[old], held[new]
-        row_old[k] -= 1
-        held_old = row_old.nonzero()[0]
-        hown[held_old, s_old] -= 1
-        hown[held_old, s_old - 1] += 1
-        if not row_old[k]:
-            hown[k, s_old] -= 1
-        row_new[k] += 1
-        if row_new[k] == 1:
-            hown[k, s_new] += 1  # moved up with the others just below
-        held_new = row_new.nonzero()[0]
-        hown[held_new, s_new] -= 1
-        hown[held_new, s_new + 1] += 1
-        subs_old, subs_new = self.subs_of[old], self.subs_of[new]
-        hsub[subs_old, s_old] -= 1
-        hsub[subs_old, s_old - 1] += 1
-        hsub[subs_new, s_new] -= 1
-        hsub[subs_new, s_new + 1] += 1
-        # least subscriber: old's topics may go down to s_old - 1, new's may leave level s_new
-        kmin[subs_old] = np.minimum(kmin[subs_old], s_old - 1)
-        up = subs_new[(kmin[subs_new] == s_new) & (hsub[subs_new, s_new] == 0)]
-        kmin[up] = s_new + 1
-        # largest holder: old's topics may leave level s_old, new's reach s_new + 1, k may drop further
-        down = held_old[(kmax[held_old] == s_old) & (hown[held_old, s_old] == 0)]
-        kmax[down] = s_old - 1
-        kmax[held_new] = np.maximum(kmax[held_new], s_new + 1)
-        while not hown[k, kmax[k]]:
-            kmax[k] -= 1
-        hact = self.hact
-        hact[s_old] -= 1
-        hact[s_old - 1] += 1
-        hact[s_new] -= 1
-        hact[s_new + 1] += 1
-        self.gmin = min(self.gmin, s_old - 1)
-        while not hact[self.gmin]:
-            self.gmin += 1
-        self.gmax = max(self.gmax, s_new + 1)
-        while not hact[self.gmax]:
-            self.gmax -= 1
-        self._recount(subs_old)  # one after the other: a topic in both is simply counted again
-        self._recount(subs_new)
-
-    def balanced(self) -> bool:
-        return self.gmin >= self.gmax - 1 or not self.violations
+        moved = list(self.stamp)
+        b.owner[moved] = [self.owner[q] for q in moved]
+        b.stamp[moved] = list(self.stamp.values())
+        b.sizes[:] = self.sizes
+        b.next_stamp = self.next_stamp

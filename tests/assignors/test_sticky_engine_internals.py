@@ -719,25 +719,98 @@ def test_doubly_claimed_partition_stays_with_a_claimant_on_the_general_path():
     assert spec.to_result(get_assignor("cooperative-sticky").assign(spec)) == eager
 
 
-def test_incremental_is_balanced_agrees_with_full_evaluation_after_every_move(monkeypatch):
-    import assignors.sticky_engine as engine
+class CheckedBalance:
+    """After every move of the engine's `performReassignments`, its `isBalanced` state against Java's
+    `isBalanced` evaluated literally on the engine's current owners and sizes (every member of
+    `currentAssignment`, every subscribed topic, every partition), and its per-topic counts against a
+    recount."""
 
-    checked = []
+    def __init__(self, monkeypatch) -> None:
+        import assignors.sticky_engine as engine
 
-    class Checked(engine._IncrementalBalance):
-        def moved(self, old, new, pid):
-            super().moved(old, new, pid)
-            full = engine._FullBalance(self.b, self.compact >= 0)
-            assert self.balanced() == full.balanced()
-            if not full.balanced():
-                assert np.array_equal(self.min_sub[self.topics], full.min_sub[self.topics])
-            checked.append(1)
+        self.moves = 0
+        self.unbalanced = 0
+        self.foreign = 0  # moves after which a member held a partition of a topic it does not subscribe to
+        self.differs = 0  # ... and Java's rule differed from the simple one
+        checker = self
 
-    monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: Checked(b, movable))
+        class Checked(engine._Reassignment):
+            def _moved(self, old, new, t):
+                super()._moved(old, new, t)
+                checker.check(self)
+
+        monkeypatch.setattr(engine, "_Reassignment", Checked)
+
+    def check(self, r) -> None:
+        spec = r.b.ctx.spec
+        start, count = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        sizes, owner = r.sizes, r.owner
+        current = set(r.active.tolist())
+        topics_of = [[t for t in spec.member_topics[m].tolist() if count[t]] for m in range(spec.num_members)]
+        java = True
+        if min(sizes[m] for m in current) < max(sizes[m] for m in current) - 1:
+            for m in current:
+                if sizes[m] == r.max_size[m]:
+                    continue
+                for t in topics_of[m]:
+                    for p in range(start[t], start[t] + count[t]):
+                        assert owner[p] in current  # else Java's own isBalanced would throw
+                        if owner[p] != m and sizes[m] + 1 < sizes[owner[p]]:
+                            java = False
+        assert (not r.unbalanced) == java
+        for t, subs in enumerate(r.subs):
+            if subs:
+                at = [sizes[m] for m in subs]
+                assert r.least[t] == min(at) and r.n_least[t] in (-1, at.count(min(at)))  # -1: not counted yet
+                holders = {owner[p] for p in range(start[t], start[t] + count[t])}
+                at = [sizes[m] for m in holders]
+                assert r.most[t] == max(at) and r.n_most[t] in (-1, at.count(max(at)))
+                assert r.n_full[t] == sum(sizes[m] == r.max_size[m] for m in subs)
+        # the rule without Java's "skip members at their maximum": the same unless a member holds a
+        # partition of a topic it does not subscribe to
+        simple = all(r.least[t] + 1 >= r.most[t] for t, subs in enumerate(r.subs) if subs)
+        foreign = any(
+            owner[p] >= 0 and t not in topics_of[owner[p]]
+            for t in range(len(count))
+            for p in range(start[t], start[t] + count[t])
+        )
+        assert foreign or simple == java
+        self.moves += 1
+        self.unbalanced += not java
+        self.foreign += foreign
+        self.differs += simple != java
+
+
+def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch):
+    checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
     for _ in range(60):
         check(*skewed_group(rnd))
-    assert len(checked) > 200
+    for _ in range(150):
+        check(*steady_group(rnd, equal=False))
+    for _ in range(150):
+        check(*random_group(rnd, equal=False, racks=False))
+    for _ in range(300):
+        check(*foreign_group(rnd))
+    assert checked.moves > 500 and checked.unbalanced > 200 and checked.foreign > 50 and checked.differs > 5, vars(
+        checked
+    )
+
+
+def foreign_group(rnd: random.Random):
+    """Members of an older generation that owned partitions of topics they no longer subscribe to: Java's
+    move loop hands those back to them (prevAssignment), and `isBalanced` then skips members at their
+    maximum that do not hold all they could get."""
+    topics = {f"t{i}": rnd.randint(2, 9) for i in range(rnd.randint(2, 4))}
+    names = list(topics)
+    tps = [(t, p) for t, n in topics.items() for p in range(n)]
+    members = {}
+    for i in range(rnd.randint(3, 8)):
+        stale = rnd.random() < 0.4
+        subs = rnd.sample(names, 1 if stale else rnd.randint(1, len(names)))
+        owned = [tp for tp in tps if (tp[0] in subs) != stale and rnd.random() < (0.7 if stale else 0.5)]
+        members[f"c{i}"] = Member(subs, owned=owned, generation=1 if stale else 2)
+    return topics, members, None
 
 
 def rack_group(rnd: random.Random):
@@ -765,22 +838,66 @@ def test_rack_aware_constrained_groups_match_java_transcription(seed):
         check(*rack_group(rnd), prefer=rnd.random() < 0.5)
 
 
-@pytest.mark.parametrize("loop", ["python", "numpy"])
-def test_full_is_balanced_fallback_matches_java_transcription(monkeypatch, loop):
-    """Both move loops under the full re-evaluation: Python lists (small groups) and numpy windows."""
+def test_passes_look_only_at_partitions_that_can_move(monkeypatch):
+    """The engine's passes skip a topic while no holder has 2+ more than its least subscriber (only
+    prevAssignment entries can move then): on groups too big for the transcription, the same results as a
+    pass that looks at every partition, as Java's does."""
     import assignors.sticky_engine as engine
 
-    monkeypatch.setattr(engine, "_balance_tracker", lambda b, movable: engine._FullBalance(b, movable))
-    monkeypatch.setattr(engine, "_SMALL_MAX_PARTITIONS", 1 << 30 if loop == "python" else -1)
-    list_pass = engine._GeneralBuilder._list_pass
-    calls = []
-    monkeypatch.setattr(
-        engine._GeneralBuilder, "_list_pass", lambda self, parts: calls.append(1) or list_pass(self, parts)
-    )
-    rnd = random.Random(123)
-    for _ in range(60):
-        check(*skewed_group(rnd))
-    assert (len(calls) > 50) if loop == "python" else not calls
+    def every_partition(self, parts, runs, with_prev):
+        topic = [t for t, first, end in runs for _ in range(first, end)]
+        modified = False
+        for p, t in zip(parts, topic, strict=True):
+            if not self.unbalanced:
+                break
+            size = self.sizes[self.owner[p]]
+            back = self.prev[p]
+            if back == engine._FIXED_PREV:
+                self.b._throw_fixed_prev(p, self.owner[p])
+            if back >= 0 and size > self.sizes[back] + 1:
+                target = back
+            elif any(size > self.sizes[m] + 1 for m in self.subs[t]):
+                target = min(self.subs[t], key=lambda m: (self.sizes[m], self.b.ctx.id_rank[m]))
+            else:
+                continue
+            self._reassign(p, t, target)
+            modified = True
+        return modified
+
+    rnd = random.Random(321)
+    cases = []
+    for _ in range(12):
+        topics = {f"t{i}": rnd.randint(5, 60) for i in range(rnd.randint(3, 12))}
+        names = list(topics)
+        members = {f"m{i}": Member(rnd.sample(names, rnd.randint(1, len(names))), generation=1) for i in range(60)}
+        prev = build_spec(topics, members).to_result(get_assignor("sticky").assign(build_spec(topics, members)))
+        nxt = {
+            m: Member(
+                v.topics if rnd.random() < 0.8 else rnd.sample(names, rnd.randint(1, len(names))),
+                owned=prev[m],
+                generation=rnd.choice([1, 1, 1, 0]),
+            )
+            for m, v in members.items()
+            if rnd.random() > 0.2
+        }
+        cases.append((topics, nxt))
+    fast = []
+    for topics, members in cases:
+        try:
+            fast.append(sticky_outcome(build_spec(topics, members)).assignment)
+        except KafkaAssignorError as exc:
+            fast.append(exc.exception)
+    monkeypatch.setattr(engine._Reassignment, "_pass", every_partition)
+    errors = 0
+    for (topics, members), want in zip(cases, fast, strict=True):
+        try:
+            got = sticky_outcome(build_spec(topics, members)).assignment
+        except KafkaAssignorError as exc:
+            assert exc.exception == want
+            errors += 1
+            continue
+        assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    assert errors < len(cases)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -870,10 +987,10 @@ def test_reassignment_passes_that_repeat_a_state_stop_there(monkeypatch):
     moves = []
     real_move = engine._PartitionMovements.move
 
-    def bounded_move(self, pid, old, new):
+    def bounded_move(self, pid, topic, old, new):
         moves.append(pid)
         assert len(moves) < 10_000, "performReassignments does not terminate"
-        real_move(self, pid, old, new)
+        real_move(self, pid, topic, old, new)
 
     monkeypatch.setattr(engine._PartitionMovements, "move", bounded_move)
     members = {
