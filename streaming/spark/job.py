@@ -237,7 +237,7 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
             if done:
                 return events
             if interrupted():
-                query.stop()
+                _stop_quietly(query)
                 raise KeyboardInterrupt
             if out is not None and time.monotonic() - beat >= heartbeat_s:
                 beat = time.monotonic()
@@ -253,6 +253,16 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
                 elif down_since is not None:
                     print(f"[{label}] back after {time.monotonic() - down_since:.0f} s", file=out, flush=True)
                     down_since = None
+
+
+def _stop_quietly(query: StreamingQuery) -> None:
+    """Stop on Ctrl-C with Spark's console log off: the tasks a stop cancels report their own cancellation
+    as errors with Java traces (a task abort, "Error in TaskCompletionListener" over a broadcast block already
+    removed), after the one line the command prints. The command exits right after, so the level stays off."""
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        session.sparkContext.setLogLevel("OFF")
+    query.stop()
 
 
 @contextlib.contextmanager
