@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +106,28 @@ def rebuild_rounds(diffs: Iterable[dict]) -> dict[tuple[str, str], list[tuple[in
             snapshot = {m: sorted(ps) for m, ps in state.items() if ps}
             rounds[key].append((d["generation"], snapshot))
     return dict(rounds)
+
+
+def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = lambda: True) -> tuple[int, list[str]]:
+    """Ctrl-C as a terminal sends it (SIGINT to the whole process group of `proc`, started with
+    `start_new_session` and stderr piped) once `[label] batch` lines appear and `ready()` holds. Returns the
+    exit code and what was printed afterwards, batch lines (batches that ended meanwhile) left out."""
+    try:
+        before = []
+        assert proc.stderr is not None
+        for raw in proc.stderr:  # wait until micro-batches run
+            before.append(raw.decode())
+            if raw.startswith(f"[{label}] batch".encode()):
+                break
+        assert before and before[-1].startswith(f"[{label}] batch"), before
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert proc.poll() is None and time.monotonic() < deadline, f"{label}: never ready to be interrupted"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        rest = proc.stderr.read().decode().splitlines()
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return code, [line for line in rest if not line.startswith(f"[{label}] batch")]

@@ -4,15 +4,13 @@ the what-if report, and resuming from a checkpoint."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import config, local_records
+from pipeline_helpers import config, interrupt, local_records
 
 from streaming.cli.main import main
 
@@ -92,24 +90,10 @@ def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
         [sys.executable, "-m", "streaming.cli.main", "replay", str(log), "--out", str(tmp_path / "out"),
          "--max-events-per-batch", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path)
-    try:
-        before = []
-        assert proc.stderr is not None
-        for raw in proc.stderr:  # wait until micro-batches run
-            before.append(raw.decode())
-            if raw.startswith(b"[replay] batch"):
-                break
-        assert before and before[-1].startswith("[replay] batch"), before
-        os.killpg(proc.pid, signal.SIGINT)
-        rest = proc.stderr.read().decode().splitlines()
-        code = proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    after = [line for line in rest if not line.startswith("[replay] batch")]  # batches that ended meanwhile
-    assert code == 130, rest
+    code, after = interrupt(proc, "replay")
+    assert code == 130, after
     assert after == ["rebalance replay: interrupted; with --checkpoint, the next run resumes after the last "
-                     "completed batch"], rest
+                     "completed batch"], after
 
 
 def mixed_log(path: Path) -> Path:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import serve_topics
+from pipeline_helpers import interrupt, serve_topics
 
 from streaming.kafka.loader import load_log
 
@@ -34,26 +32,8 @@ def test_ctrl_c_during_serve_exits_130_with_one_line(kafka_bootstrap, unique_top
          "--checkpoint", str(tmp_path / "ckpt"), "--max-events-per-batch", "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path,
         env={**os.environ, "REBALANCE_FAULT": "state:1", "REBALANCE_FAULT_MARKER": str(marker)})
-    try:
-        before = []
-        assert proc.stderr is not None
-        for raw in proc.stderr:  # wait until micro-batches run
-            before.append(raw.decode())
-            if raw.startswith(b"[serve] batch"):
-                break
-        assert before and before[-1].startswith("[serve] batch 0:"), before
-        deadline = time.monotonic() + 120
-        while not marker.exists():  # batch 1 is inside the state function
-            assert proc.poll() is None and time.monotonic() < deadline, "serve never reached batch 1"
-            time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)
-        rest = proc.stderr.read().decode().splitlines()
-        code = proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    after = [line for line in rest if not line.startswith("[serve] batch")]  # batches that ended meanwhile
-    assert code == 130, rest
+    code, after = interrupt(proc, "serve", marker.exists)  # batch 1 is inside the state function
+    assert code == 130, after
     assert after == ["rebalance serve: interrupted; the next start with the same --checkpoint resumes after the "
-                     "last completed batch"], rest
+                     "last completed batch"], after
 
