@@ -71,6 +71,11 @@ class RecordingAdmin(_RawDescribeAdmin):
         return self.last
 
 
+class GroupStalled(AssertionError):
+    """The group did not settle: the local broker sometimes leaves a kafka-python group without its JoinGroup
+    or SyncGroup answers for minutes, which says nothing about what DescribeGroups reports."""
+
+
 def settled(admin, group: str, members: list[Member], partitions: int, timeout_s: float = 90.0) -> None:
     """Waits until the group is Stable with exactly `members`, each having been handed its partitions."""
     deadline = time.monotonic() + timeout_s
@@ -82,11 +87,24 @@ def settled(admin, group: str, members: list[Member], partitions: int, timeout_s
                 and sum(len(p) for h in held for p in h.values()) == partitions):
             return
         time.sleep(0.2)
-    raise AssertionError(f"group {group} did not settle with {len(members)} members")
+    raise GroupStalled(f"group {group} did not settle with {len(members)} members")
 
 
 @pytest.mark.parametrize("assignor", [RangePartitionAssignor, RoundRobinPartitionAssignor, StickyPartitionAssignor])
 def test_describe_polls_give_the_assignments_the_clients_received(kafka_bootstrap, unique_topic, assignor) -> None:
+    for attempt in (1, 2):  # once more on a fresh group and topic when the broker stalled the group
+        try:
+            _describe_a_group_through_its_life(kafka_bootstrap, unique_topic, assignor)
+            return
+        except GroupStalled as stalled:
+            if attempt == 2:
+                raise
+            print(f"attempt {attempt}: {stalled}; once more on a fresh group")
+
+
+def _describe_a_group_through_its_life(kafka_bootstrap: str, unique_topic, assignor: type) -> None:
+    """Three members join, one leaves, one joins: each DescribeGroups poll gives one generation event with the
+    assignments the clients received (and kafka-python's sticky userData as owned), then an empty one."""
     topic = unique_topic("described", partitions=5)
     group = f"grp-{uuid.uuid4().hex[:8]}"
     admin = RecordingAdmin(bootstrap_servers=kafka_bootstrap)
