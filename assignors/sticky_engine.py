@@ -75,11 +75,29 @@ class EngineResult:
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
     """The engine over the members in the leader's `HashMap` order (`GroupSpec.leader_order`); the result
     is in `spec.member_ids` order again. `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`:
-    rack logic even when every partition is on every rack."""
+    rack logic even when every partition is on every rack.
+
+    A call that repeats an earlier one on the same topics and members (`GroupSpec.round_results`) gets
+    that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
+    partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
+    exact value shows only in an error message, and failed calls are not kept), so the key holds those."""
     if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
+    gens = np.maximum(spec.generations, -1).tolist()
+    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
+    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
+           tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
+    memo = spec.round_results
+    result = memo.get(key)
+    if result is None:
+        result = memo[key] = _run_engine(spec, prefer_rack_aware)
+    return result
+
+
+def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
     order = spec.leader_order
-    in_order = bool(np.all(order[1:] > order[:-1]))
+    at = order.tolist()
+    in_order = at == sorted(at)
     ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
@@ -91,11 +109,14 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         general = True
     if not in_order:
         back = [_EMPTY] * len(assignment)
-        for pos, m in enumerate(order.tolist()):
+        for pos, m in enumerate(at):
             back[m] = assignment[pos]
         assignment = back
         if owners is not None:
             owners = order[owners]
+    for array in (*assignment, ids, owners):
+        if array is not None:
+            array.flags.writeable = False
     return EngineResult(assignment, ids, owners, general)
 
 
@@ -625,7 +646,7 @@ class _JavaHashSet:
     def add(self, pid: int, spread: int, seq: int) -> None:
         items = self.items
         items[pid] = (spread, seq)
-        if self.cap < 64:
+        if self.cap < 64 and len(items) >= 9:  # a bucket of 9 needs 9 items
             mask = self.cap - 1
             bucket = spread & mask
             if sum(1 for s, _ in items.values() if s & mask == bucket) >= 9:
@@ -851,13 +872,12 @@ class _GeneralBuilder:
         n = pids.size
         s = self.sizes[cands]
         rank = ctx.id_rank[cands]
-        lo, hi = int(s.min()), int(s.min()) + n
-        while lo < hi:  # largest level L with sum(max(0, L - s)) <= n
-            mid = (lo + hi + 1) // 2
-            if int(np.maximum(mid - s, 0).sum()) <= n:
-                lo = mid
-            else:
-                hi = mid - 1
+        # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
+        # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
+        ss = np.sort(s)
+        cap = np.append(ss[1:], ss[0] + n)
+        level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
+        lo = int(level[level >= ss].max())
         full = np.maximum(lo - s, 0)
         extra = n - int(full.sum())
         take = full.copy()
