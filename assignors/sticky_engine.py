@@ -83,7 +83,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     exact value shows only in an error message, and failed calls are not kept), so the key holds those."""
     if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
-    gens = np.maximum(spec.generations, -1).tolist()
+    gens = [g if g > -1 else -1 for g in spec.generations.tolist()]  # the engine's own clamp
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
            tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
@@ -131,17 +131,15 @@ class _Context:
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         subscribed = np.zeros(len(spec.topic_names), dtype=bool)
-        if m:
-            subscribed[np.concatenate(spec.member_topics)] = True
+        if m:  # members mostly share their subscription arrays
+            subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
         self.subscribed_topic = subscribed
-        self.topics_by_name = [int(t) for t in spec.topics_by_name if subscribed[t]]
-        name_pos = np.zeros(len(spec.topic_names), dtype=np.int64)
-        name_pos[spec.topics_by_name] = np.arange(len(spec.topic_names))
-        self.topic_name_pos = name_pos
+        by_name = spec.topics_by_name
+        is_subscribed = subscribed.tolist()
+        self.topics_by_name = [t for t in by_name.tolist() if is_subscribed[t]]
+        self.topic_name_pos = np.argsort(by_name).astype(np.int64)  # the inverse permutation
         keys = [java_string_key(x) for x in spec.member_ids]
-        order = sorted(range(m), key=keys.__getitem__)
-        self.id_rank = np.empty(m, dtype=np.int64)
-        self.id_rank[order] = np.arange(m)
+        self.id_rank = np.argsort(np.array(sorted(range(m), key=keys.__getitem__), dtype=np.int64))
         self.generations = np.maximum(np.asarray(spec.generations, dtype=np.int64), -1)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
@@ -1237,7 +1235,7 @@ class _Reassignment:
                     n_full[k] += 1
                 changed += topics
         unbalanced = self.unbalanced
-        for k in changed:
+        for k in set(changed):  # each topic judged once, on the final state
             if self._breaks(k):
                 unbalanced.add(k)
             else:
