@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -727,6 +728,13 @@ class _PartitionMovements:
                 self._add(pid, t, (rec[0], new))
 
 
+def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int, int, int]]:
+    """`ids` (not empty) cut where their topic changes: (topic, first position, end position) per run."""
+    topic = partition_topic[ids]
+    bounds = [0, *(np.flatnonzero(topic[1:] != topic[:-1]) + 1).tolist(), ids.size]
+    return list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))
+
+
 def _balance_score(sizes: np.ndarray) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
     s = np.sort(sizes).astype(np.int64)
@@ -750,7 +758,8 @@ class _GeneralBuilder:
         by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
         self.num_subs = np.bincount(sub_topic, minlength=n_topics)
         self.sub_by_topic = sub_member[by_topic]
-        self.topic_subs = np.split(self.sub_by_topic, np.cumsum(self.num_subs)[:-1])
+        bounds = [0, *np.cumsum(self.num_subs).tolist()]
+        self.topic_subs = [self.sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
@@ -808,11 +817,10 @@ class _GeneralBuilder:
         distinct replica-rack set."""
         ctx = self.ctx
         left: list[np.ndarray] = []
-        topics = ctx.partition_topic[unassigned]
-        cuts = np.flatnonzero(np.diff(topics)) + 1
         rank = ctx.id_rank.tolist()
-        for run in np.split(unassigned, cuts):
-            cands = self.topic_subs[int(ctx.partition_topic[run[0]])]
+        for t, first, end in _topic_runs(unassigned, ctx.partition_topic):
+            run = unassigned[first:end]
+            cands = self.topic_subs[t]
             if not cands.size:
                 left.append(run)
                 continue
@@ -898,12 +906,10 @@ class _GeneralBuilder:
     def _assign_plain(self, pids: np.ndarray) -> None:
         if not pids.size:
             return
-        topics = self.ctx.partition_topic[pids]
-        cuts = np.flatnonzero(np.diff(topics)) + 1
-        for run in np.split(pids, cuts):
-            cands = self.topic_subs[int(self.ctx.partition_topic[run[0]])]
+        for t, first, end in _topic_runs(pids, self.ctx.partition_topic):
+            cands = self.topic_subs[t]
             if cands.size:  # Java skips partitions of topics nobody can take
-                self._water_fill(run, cands)
+                self._water_fill(pids[first:end], cands)
 
     # -- balancing -----------------------------------------------------------------------------------
 
@@ -1082,10 +1088,7 @@ class _Reassignment:
         are that state: owners are the ones before the first pass plus the recorded net moves."""
         if not partitions.size:
             return False
-        topic = self.b.ctx.partition_topic[partitions]
-        cuts = np.flatnonzero(topic[1:] != topic[:-1]) + 1
-        bounds = [0, *cuts.tolist(), partitions.size]
-        runs = list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))  # (topic, first, end)
+        runs = _topic_runs(partitions, self.b.ctx.partition_topic)
         with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
         parts = partitions.tolist()
         performed = False
