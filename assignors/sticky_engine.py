@@ -58,6 +58,7 @@ from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
 from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -81,9 +82,13 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     A call that repeats an earlier one on the same topics and members (`GroupSpec.round_results`) gets
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
-    exact value shows only in an error message, and failed calls are not kept), so the key holds those."""
+    exact value shows only in an error message, and failed calls are not kept), so the key holds those.
+    Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
+    call that repeats nothing, so big groups always run the engine."""
     if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
+    if spec.num_partitions > _MEMO_PARTITIONS:
+        return _run_engine(spec, prefer_rack_aware)
     gens = [g if g > -1 else -1 for g in spec.generations.tolist()]  # the engine's own clamp
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
