@@ -122,6 +122,14 @@ class GroupSpec:
         them (`member_ids`), and the sticky assignors iterate that map."""
         return hashmap_positions(self.member_ids).astype(np.int64)  # member ids are distinct (mapping keys)
 
+    @cached_property
+    def round_results(self) -> dict:
+        """Results of assignor calls on these topics and members, keyed by what else such a call depends on
+        (its round's `owned` and `generations`, the strategy's options). The streaming state machine runs
+        every strategy's rounds of an event on copies of one spec (`for_round`, which share this dict), and
+        eager and cooperative sticky often make the same engine call from the same ownership."""
+        return {}
+
     def reordered(self, order: np.ndarray) -> GroupSpec:
         """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
         and what was computed from it are shared."""
@@ -223,7 +231,7 @@ class GroupSpec:
 
 # GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
 _PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
-_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers")
+_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers", "round_results")
 _DERIVED = (*_MEMBER_CACHES, "partition_topic", "partition_number", "topics_by_name", "name_rank")  # cached_property
 
 

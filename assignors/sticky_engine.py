@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import itertools
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -57,6 +58,7 @@ from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
 from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
+_MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -75,11 +77,33 @@ class EngineResult:
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
     """The engine over the members in the leader's `HashMap` order (`GroupSpec.leader_order`); the result
     is in `spec.member_ids` order again. `prefer_rack_aware` is Kafka's test-only `preferRackAwareLogic`:
-    rack logic even when every partition is on every rack."""
+    rack logic even when every partition is on every rack.
+
+    A call that repeats an earlier one on the same topics and members (`GroupSpec.round_results`) gets
+    that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
+    partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
+    exact value shows only in an error message, and failed calls are not kept), so the key holds those.
+    Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
+    call that repeats nothing, so big groups always run the engine."""
     if spec.num_members == 0:
         return EngineResult([], _EMPTY, _EMPTY, False)
+    if spec.num_partitions > _MEMO_PARTITIONS:
+        return _run_engine(spec, prefer_rack_aware)
+    gens = [g if g > -1 else -1 for g in spec.generations.tolist()]  # the engine's own clamp
+    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
+    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
+           tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
+    memo = spec.round_results
+    result = memo.get(key)
+    if result is None:
+        result = memo[key] = _run_engine(spec, prefer_rack_aware)
+    return result
+
+
+def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
     order = spec.leader_order
-    in_order = bool(np.all(order[1:] > order[:-1]))
+    at = order.tolist()
+    in_order = at == sorted(at)
     ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
@@ -91,11 +115,14 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         general = True
     if not in_order:
         back = [_EMPTY] * len(assignment)
-        for pos, m in enumerate(order.tolist()):
+        for pos, m in enumerate(at):
             back[m] = assignment[pos]
         assignment = back
         if owners is not None:
             owners = order[owners]
+    for array in (*assignment, ids, owners):
+        if array is not None:
+            array.flags.writeable = False
     return EngineResult(assignment, ids, owners, general)
 
 
@@ -110,17 +137,15 @@ class _Context:
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         subscribed = np.zeros(len(spec.topic_names), dtype=bool)
-        if m:
-            subscribed[np.concatenate(spec.member_topics)] = True
+        if m:  # members mostly share their subscription arrays
+            subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
         self.subscribed_topic = subscribed
-        self.topics_by_name = [int(t) for t in spec.topics_by_name if subscribed[t]]
-        name_pos = np.zeros(len(spec.topic_names), dtype=np.int64)
-        name_pos[spec.topics_by_name] = np.arange(len(spec.topic_names))
-        self.topic_name_pos = name_pos
+        by_name = spec.topics_by_name
+        is_subscribed = subscribed.tolist()
+        self.topics_by_name = [t for t in by_name.tolist() if is_subscribed[t]]
+        self.topic_name_pos = np.argsort(by_name).astype(np.int64)  # the inverse permutation
         keys = [java_string_key(x) for x in spec.member_ids]
-        order = sorted(range(m), key=keys.__getitem__)
-        self.id_rank = np.empty(m, dtype=np.int64)
-        self.id_rank[order] = np.arange(m)
+        self.id_rank = np.argsort(np.array(sorted(range(m), key=keys.__getitem__), dtype=np.int64))
         self.generations = np.maximum(np.asarray(spec.generations, dtype=np.int64), -1)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
@@ -625,7 +650,7 @@ class _JavaHashSet:
     def add(self, pid: int, spread: int, seq: int) -> None:
         items = self.items
         items[pid] = (spread, seq)
-        if self.cap < 64:
+        if self.cap < 64 and len(items) >= 9:  # a bucket of 9 needs 9 items
             mask = self.cap - 1
             bucket = spread & mask
             if sum(1 for s, _ in items.values() if s & mask == bucket) >= 9:
@@ -708,6 +733,13 @@ class _PartitionMovements:
                 self._add(pid, t, (rec[0], new))
 
 
+def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int, int, int]]:
+    """`ids` (not empty) cut where their topic changes: (topic, first position, end position) per run."""
+    topic = partition_topic[ids]
+    bounds = [0, *(np.flatnonzero(topic[1:] != topic[:-1]) + 1).tolist(), ids.size]
+    return list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))
+
+
 def _balance_score(sizes: np.ndarray) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
     s = np.sort(sizes).astype(np.int64)
@@ -731,7 +763,8 @@ class _GeneralBuilder:
         by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
         self.num_subs = np.bincount(sub_topic, minlength=n_topics)
         self.sub_by_topic = sub_member[by_topic]
-        self.topic_subs = np.split(self.sub_by_topic, np.cumsum(self.num_subs)[:-1])
+        bounds = [0, *np.cumsum(self.num_subs).tolist()]
+        self.topic_subs = [self.sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
@@ -789,11 +822,10 @@ class _GeneralBuilder:
         distinct replica-rack set."""
         ctx = self.ctx
         left: list[np.ndarray] = []
-        topics = ctx.partition_topic[unassigned]
-        cuts = np.flatnonzero(np.diff(topics)) + 1
         rank = ctx.id_rank.tolist()
-        for run in np.split(unassigned, cuts):
-            cands = self.topic_subs[int(ctx.partition_topic[run[0]])]
+        for t, first, end in _topic_runs(unassigned, ctx.partition_topic):
+            run = unassigned[first:end]
+            cands = self.topic_subs[t]
             if not cands.size:
                 left.append(run)
                 continue
@@ -851,13 +883,12 @@ class _GeneralBuilder:
         n = pids.size
         s = self.sizes[cands]
         rank = ctx.id_rank[cands]
-        lo, hi = int(s.min()), int(s.min()) + n
-        while lo < hi:  # largest level L with sum(max(0, L - s)) <= n
-            mid = (lo + hi + 1) // 2
-            if int(np.maximum(mid - s, 0).sum()) <= n:
-                lo = mid
-            else:
-                hi = mid - 1
+        # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
+        # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
+        ss = np.sort(s)
+        cap = np.append(ss[1:], ss[0] + n)
+        level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
+        lo = int(level[level >= ss].max())
         full = np.maximum(lo - s, 0)
         extra = n - int(full.sum())
         take = full.copy()
@@ -880,12 +911,10 @@ class _GeneralBuilder:
     def _assign_plain(self, pids: np.ndarray) -> None:
         if not pids.size:
             return
-        topics = self.ctx.partition_topic[pids]
-        cuts = np.flatnonzero(np.diff(topics)) + 1
-        for run in np.split(pids, cuts):
-            cands = self.topic_subs[int(self.ctx.partition_topic[run[0]])]
+        for t, first, end in _topic_runs(pids, self.ctx.partition_topic):
+            cands = self.topic_subs[t]
             if cands.size:  # Java skips partitions of topics nobody can take
-                self._water_fill(run, cands)
+                self._water_fill(pids[first:end], cands)
 
     # -- balancing -----------------------------------------------------------------------------------
 
@@ -1064,10 +1093,7 @@ class _Reassignment:
         are that state: owners are the ones before the first pass plus the recorded net moves."""
         if not partitions.size:
             return False
-        topic = self.b.ctx.partition_topic[partitions]
-        cuts = np.flatnonzero(topic[1:] != topic[:-1]) + 1
-        bounds = [0, *cuts.tolist(), partitions.size]
-        runs = list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))  # (topic, first, end)
+        runs = _topic_runs(partitions, self.b.ctx.partition_topic)
         with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
         parts = partitions.tolist()
         performed = False
@@ -1217,7 +1243,7 @@ class _Reassignment:
                     n_full[k] += 1
                 changed += topics
         unbalanced = self.unbalanced
-        for k in changed:
+        for k in set(changed):  # each topic judged once, on the final state
             if self._breaks(k):
                 unbalanced.add(k)
             else:
