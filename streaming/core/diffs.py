@@ -11,7 +11,7 @@ import base64
 import json
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -99,28 +99,34 @@ def _few_member_changes(
     bounds = starts.tolist()
     assigned: dict[int, dict[str, list[int]]] = {}
     revoked: dict[int, dict[str, list[int]]] = {}
-    t, end = -1, -1
+    num_assigned = num_revoked = 0
+    end = -1
     for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
-        for sides, m in ((assigned, n), (revoked, p)):
-            if m >= 0:
-                side = sides.get(m)
-                if side is None:
-                    side = sides[m] = {}
-                numbers = side.get(name)
-                if numbers is None:
-                    side[name] = [i - first]
-                else:
-                    numbers.append(i - first)
+        number = i - first
+        if n >= 0:  # both sides spelt out: this loop is a tenth of a small round's bookkeeping
+            num_assigned += 1
+            side = assigned.get(n)
+            if side is None:
+                assigned[n] = {name: [number]}
+            elif name in side:
+                side[name].append(number)
+            else:
+                side[name] = [number]
+        if p >= 0:
+            num_revoked += 1
+            side = revoked.get(p)
+            if side is None:
+                revoked[p] = {name: [number]}
+            elif name in side:
+                side[name].append(number)
+            else:
+                side[name] = [number]
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
-    return out, sum(map(len, _numbers(assigned))), sum(map(len, _numbers(revoked)))
-
-
-def _numbers(per_member: dict[int, dict[str, list[int]]]) -> Iterator[list[int]]:
-    return (numbers for side in per_member.values() for numbers in side.values())
+    return out, num_assigned, num_revoked
 
 
 def build_metrics(

@@ -57,15 +57,15 @@ def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.nd
     return out
 
 
-def translate(owner: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Member indices through `table` (old index -> new index), keeping -1 (it picks the appended -1)."""
-    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[owner]
-
-
 def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the new layout: members renumbered, partitions moved; -1 where a member left."""
-    out = translate(owner, lay.remap)
+    out = lay.remap_or_nobody[owner]
     return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1)
+
+
+def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
+    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
+    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)
 
 
 @dataclass
@@ -80,8 +80,9 @@ class Relayout:
     rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
     member_ids: list[str]
     remap: np.ndarray  # old member index -> new (-1: left)
+    remap_or_nobody: np.ndarray  # `remap` and a last -1: indexed by an owner array, nobody (-1) stays nobody
     leavers: list[int]  # old indices of the members that left, ascending
-    to_union: np.ndarray  # old member index -> union index (leavers after the new members)
+    to_union_or_nobody: np.ndarray  # old member index -> union index (leavers after the new members), a last -1
     union_ids: list[str]
     union_sizes: np.ndarray
     union_is_new: bool  # nobody left and no topic was deleted: union numbering = new numbering
@@ -149,11 +150,12 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
     subscribed_or_nobody = np.zeros((m_new + 1, len(new.live_names)), dtype=bool)
     subscribed_or_nobody[rows, columns] = True
     subscribed_or_nobody[m_new] = True
+    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
     return Relayout(
         sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
         same_partitions=old_sizes == shape.sizes, rack_bits=parts.rack_bits, member_ids=member_ids,
-        remap=np.array(remap_l, dtype=np.int32),
-        leavers=leavers, to_union=np.array(to_union_l, dtype=np.int32),
+        remap=remap_or_nobody[:-1], remap_or_nobody=remap_or_nobody,
+        leavers=leavers, to_union_or_nobody=np.array([*to_union_l, -1], dtype=np.int32),
         union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
         union_is_new=union_is_new,
         old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),

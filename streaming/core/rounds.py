@@ -17,7 +17,7 @@ import numpy as np
 from assignors import GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
-from streaming.core.layout import Relayout, move, relaid_owner, translate
+from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
@@ -47,8 +47,7 @@ class StrategyRounds:
         lay = self.lay
         prev_old = st.owner
         prev_new = relaid_owner(prev_old, lay)
-        prev_union = (prev_new if lay.union_is_new else
-                      move(translate(prev_old, lay.to_union), lay.old_to_union, int(lay.union_sizes.sum()), -1))
+        prev_union = prev_new if lay.union_is_new else union_owner(prev_old, lay)
         if self.shape.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
