@@ -10,7 +10,7 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +20,7 @@ from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
+_CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
 
 
 def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
@@ -134,22 +135,14 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
                                          strict=True)]
     union_is_new = not leavers and union_l == shape.sizes
     union_sizes = np.array(union_l, dtype=np.int64)
-    cache: dict[int, np.ndarray] = {}  # by tuple identity: members share subscription tuples
     member_topics = []
-    rows: list[int] = []
-    columns: list[int] = []
-    live_of = new.live_of
-    for i, m in enumerate(members):
-        ts = cache.get(id(m.topics))
-        if ts is None:
-            ts = cache[id(m.topics)] = np.array(
-                [live_of[t] for t in m.topics if live_of.get(t, -1) >= 0], dtype=np.int32)
+    rows = []
+    for m in members:
+        ts, row = new.subscription(m.topics)
         member_topics.append(ts)
-        rows += [i] * ts.size
-        columns += ts.tolist()
-    subscribed_or_nobody = np.zeros((m_new + 1, len(new.live_names)), dtype=bool)
-    subscribed_or_nobody[rows, columns] = True
-    subscribed_or_nobody[m_new] = True
+        rows.append(row)
+    rows.append(new.everyone)
+    subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(m_new + 1, len(new.live_names))
     remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
     return Relayout(
         sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
@@ -179,6 +172,25 @@ class _PartitionLayout:
     ids_by_name: np.ndarray
     name_rank: np.ndarray
     keys: np.ndarray  # global id -> `topic_index << 32 | partition`
+    everyone: bytes  # a `Relayout.subscribed` row of a member subscribing to every live topic
+    # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
+    # subscriptions over many events, and the layout with them
+    subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = field(default_factory=dict)
+
+    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes]:
+        """A member's live topic indices (read-only, subscription order) and its `subscribed` row."""
+        known = self.subscriptions.get(topics)
+        if known is None:
+            if len(self.subscriptions) >= _CACHED_SUBSCRIPTIONS:
+                self.subscriptions.clear()
+            live = [self.live_of[t] for t in topics if self.live_of.get(t, -1) >= 0]
+            row = bytearray(len(self.live_names))
+            for t in live:
+                row[t] = 1
+            ids = np.array(live, dtype=np.int32)
+            ids.flags.writeable = False
+            known = self.subscriptions[topics] = (ids, bytes(row))
+        return known
 
 
 def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _PartitionLayout:
@@ -201,7 +213,7 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
     out = _PartitionLayout(
         starts=starts, num_partitions=num_partitions, live_names=[topics[t] for t in live.tolist()],
         live_of=live_index, partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
-        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t))
+        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t), everyone=b"\x01" * live.size)
     for array in (starts, ids_by_name, name_rank, out.partition_topic, out.keys):
         array.flags.writeable = False
     return out
