@@ -10,6 +10,7 @@ emits one diff record per round.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from streaming.core.state_codec import GroupState, StrategyState
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+_REVOKING = COOPERATIVE | INCREMENTAL  # a first round pauses only what it revokes
 
 
 @dataclass
@@ -76,7 +78,7 @@ class StrategyRounds:
                 new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
-                paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
+                paused = revoked if name in _REVOKING else int((prev_union >= 0).sum())
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
@@ -150,9 +152,9 @@ class StrategyRounds:
             keep = lay.subscribed[who, lay.partition_topic[ids]]
             ids, who = ids[keep], who[keep]
         order = np.argsort(who, kind="stable")
-        bounds = np.searchsorted(who[order], np.arange(m_new + 1))
+        bounds = np.searchsorted(who[order], np.arange(m_new + 1)).tolist()
         ids = ids[order]
-        owned = [ids[bounds[i]:bounds[i + 1]] for i in range(m_new)]
+        owned = [ids[a:b] for a, b in pairwise(bounds)]
         if generation is not None:
             return owned, np.full(m_new, generation, dtype=np.int64)
         gens = np.full(m_new, -1, dtype=np.int64)
