@@ -25,7 +25,6 @@ from streaming.core.state_codec import GroupState, StrategyState
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
-_REVOKING = COOPERATIVE | INCREMENTAL  # a first round pauses only what it revokes
 
 
 @dataclass
@@ -78,7 +77,7 @@ class StrategyRounds:
                 new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
-                paused = revoked if name in _REVOKING else int((prev_union >= 0).sum())
+                paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
