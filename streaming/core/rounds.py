@@ -77,7 +77,7 @@ class StrategyRounds:
                 new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
-                paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
+                paused = revoked if name in COOPERATIVE | INCREMENTAL else int(np.count_nonzero(prev_union >= 0))
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
@@ -112,8 +112,8 @@ class StrategyRounds:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md)."""
         lay = self.lay
-        foreign = ~lay.subscribed_or_nobody[new_owner, lay.partition_topic]
-        return np.unique(new_owner[foreign]).tolist() if foreign.any() else []
+        allowed = lay.subscribed_or_nobody[new_owner, lay.partition_topic]
+        return [] if allowed.all() else np.unique(new_owner[~allowed]).tolist()
 
     def _rejoin_cause(self, rejecting: list[int], new_owner: np.ndarray) -> dict[str, Any]:
         lay = self.lay
