@@ -101,29 +101,37 @@ def _few_member_changes(
     revoked: dict[int, dict[str, list[int]]] = {}
     num_assigned = num_revoked = 0
     end = -1
+    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept
+    last_new = last_prev = -1
+    new_numbers: list[int] = []
+    prev_numbers: list[int] = []
     for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
-        number = i - first
-        if n >= 0:  # both sides spelt out: this loop is a tenth of a small round's bookkeeping
+            last_new = last_prev = -1
+        if n >= 0:
             num_assigned += 1
-            side = assigned.get(n)
-            if side is None:
-                assigned[n] = {name: [number]}
-            elif name in side:
-                side[name].append(number)
-            else:
-                side[name] = [number]
+            if n != last_new:
+                side = assigned.get(n)
+                if side is None:
+                    side = assigned[n] = {}
+                numbers = side.get(name)
+                if numbers is None:
+                    numbers = side[name] = []
+                new_numbers, last_new = numbers, n
+            new_numbers.append(i - first)
         if p >= 0:
             num_revoked += 1
-            side = revoked.get(p)
-            if side is None:
-                revoked[p] = {name: [number]}
-            elif name in side:
-                side[name].append(number)
-            else:
-                side[name] = [number]
+            if p != last_prev:
+                side = revoked.get(p)
+                if side is None:
+                    side = revoked[p] = {}
+                numbers = side.get(name)
+                if numbers is None:
+                    numbers = side[name] = []
+                prev_numbers, last_prev = numbers, p
+            prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
     return out, num_assigned, num_revoked
