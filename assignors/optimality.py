@@ -13,10 +13,11 @@ group gives out at most its size. That is a min-cost flow — source → member 
 (keep arcs: cost -1, capacity the owned count; free arcs: cost 0) → sink (the group's size) — solved
 exactly in integers by the primal-dual method (`_max_kept`): no LP, no solver library.
 
-Two steps keep the common round cheap: the tables are counted in plain Python for the small groups a
-replay is full of (numpy's per-call overhead dominates there) and with numpy for large ones; and every
+Three steps keep the common round cheap: the tables are counted in plain Python for the small groups a
+replay is full of (numpy's per-call overhead dominates there) and with numpy for large ones; every
 member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
-(most sticky rounds) it is the answer without a flow.
+(most sticky rounds) it is the answer without a flow; and when keeping that bound still leaves partitions
+that complete every load, that is the answer too (most rounds of the non-sticky strategies).
 """
 
 from __future__ import annotations
@@ -183,20 +184,32 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     The start: keep arcs filled greedily. Every source → sink path crosses exactly one member → group
     arc, so no flow of value v costs less than -v; a flow on keep arcs alone costs exactly -v, hence is
     cheapest for its value and its residual graph has no negative cycle (the method's invariant).
+
+    The start keeps the upper bound ``sum(min(load, keepable))``: a group's keep counts never exceed its
+    size (a partition has one previous owner), so a group's room never limits a keep arc. Hence when the
+    partitions left over can complete every member's load on free arcs, that flow is optimal and no
+    phase runs (`_completes`; most rounds of the non-sticky strategies, whose moves exceed the minimum).
     """
     num_members, num_groups = len(load), len(size)
+    left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
+    took: dict[tuple[int, int], int] = {}
+    for g, members in enumerate(members_of):
+        for m in members:
+            owned = keep.get((g, m), 0) if load[m] else 0
+            if owned:
+                took[g, m] = amount = min(owned, left[m], room[g])
+                left[m] -= amount
+                room[g] -= amount
+    if _completes(members_of, list(left), list(room)):
+        return sum(load) - sum(left)
     source, sink = num_members + num_groups, num_members + num_groups + 1
     net = _Network(num_members + num_groups + 2)
-    left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
     for g, members in enumerate(members_of):
         for m in members:
             if load[m]:
                 owned = keep.get((g, m), 0)
-                took = min(owned, left[m], room[g])
-                left[m] -= took
-                room[g] -= took
                 if owned:
-                    net.arc(m, num_members + g, owned, -1, took)
+                    net.arc(m, num_members + g, owned, -1, took[g, m])
                 net.arc(m, num_members + g, _UNBOUNDED, 0, 0)
         net.arc(num_members + g, sink, size[g], 0, size[g] - room[g])
     for m, demand in enumerate(load):
@@ -204,6 +217,18 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
             net.arc(source, m, demand, 0, demand - left[m])
     net.min_cost_flow(source, sink, sum(left))
     return -net.cost()
+
+
+def _completes(members_of: Sequence[Collection[int]], left: list[int], room: list[int]) -> bool:
+    """Whether handing out the groups' `room` first come, first served fills every member's `left` load
+    (a sufficient test: False may still have a completion, which the flow then finds). Updates both."""
+    for g, members in enumerate(members_of):
+        for m in members:
+            if left[m] and room[g]:
+                amount = min(left[m], room[g])
+                left[m] -= amount
+                room[g] -= amount
+    return not any(left)
 
 
 _UNBOUNDED = 1 << 62

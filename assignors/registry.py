@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -44,8 +45,14 @@ def check_strategy(strategy: object, where: str = "strategy", *, also: Sequence[
 
 def get_assignor(strategy: str) -> Assignor:
     """The assignor registered under `strategy` (ValueError naming the field if unknown)."""
-    module, cls = _STRATEGIES[check_strategy(strategy)].split(":")
-    return getattr(importlib.import_module(module), cls)()
+    return _assignor_class(check_strategy(strategy))()
+
+
+@lru_cache(maxsize=len(_STRATEGIES))
+def _assignor_class(strategy: str) -> type[Assignor]:
+    """The class, looked up once per strategy: a replay calls an assignor several times per event."""
+    module, cls = _STRATEGIES[strategy].split(":")
+    return getattr(importlib.import_module(module), cls)
 
 
 def assign_spec(strategy: str, spec: GroupSpec) -> list[np.ndarray]:

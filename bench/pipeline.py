@@ -1,9 +1,16 @@
 """The streaming pipeline's speed, side by side with the plain-Python loop over the same log.
 
     python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--trickle 150]
-                             [--big-partitions 1000000] [--big-members 2000] [--skip throughput,latency,big]
-                             [--master spark://HOST:PORT]
+                             [--strategies sticky,cooperative-sticky [--strategies range,roundrobin ...]]
+                             [--big-partitions 1000000] [--big-members 2000]
+                             [--skip throughput,latency,big | --skip spark] [--master spark://HOST:PORT]
 
+0. The plain loop: the generated log through `local.replay` (the state machine alone: no Spark, no Kafka)
+   once per `--strategies` set, in the order given, timed by CPU time (`time.process_time`, what the loop
+   costs a core) and by wall time, with the process's peak RSS so far (`ru_maxrss`). `--skip spark` runs
+   only this (Spark is not even imported): `python -m bench.pipeline --events 10000 --groups 1000 --skip
+   spark --strategies range,roundrobin --strategies sticky,cooperative-sticky` is issue 15's loop target.
+   The Spark measurements below use the first set; `--skip loop` leaves the loop out unless throughput runs.
 1. Throughput: one generated log (fixed seed) through `local.replay` (the state machine in a plain loop: no
    Spark, no Kafka), `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark,
    local Kafka broker in and out, exactly-once sink), each Spark run next to its *Spark floor*: the same
@@ -15,7 +22,8 @@
    for its Spark floor.
 3. One huge group (1M partitions x 2000 members): the time of one rebalance (a member leaves) through
    the whole pipeline (`replay`, resumed from a checkpoint holding the group), next to `step` alone.
-Progress goes to stderr; the tables to stdout.
+Progress goes to stderr; the tables to stdout. The last lines give the peak RSS of the Python driver, of
+Spark's JVM (its `VmHWM`, read before Spark stops) and of the driver's waited-for children (`ru_maxrss`).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -30,8 +39,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-
-from pyspark.sql.streaming import StreamingQueryListener
+from typing import NamedTuple
 
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import dumps
@@ -130,30 +138,65 @@ def passthrough_step(group: str, state: bytes | None, records: Sequence[SourceRe
 _FLOOR_BLOB = bytes(256)
 
 
-# ---- the three measurements -------------------------------------------------------------------------------
+# ---- the measurements -------------------------------------------------------------------------------------
 def _rate(n: int, secs: float) -> str:
     return f"{n / secs:,.0f}" if secs > 0 else "-"
 
 
-def bench_throughput(args: argparse.Namespace, spark, work: Path) -> list[tuple[str, float, str]]:
+LOOP_BATCH = 1_000  # the plain loop's micro-batches (events)
+
+
+class LoopRun(NamedTuple):
+    """One strategy set's plain-loop run."""
+
+    strategies: tuple[str, ...]
+    records: int  # output records
+    cpu_s: float  # `time.process_time` of the run
+    wall_s: float
+    peak_rss_mib: float  # the process's peak RSS after the run (a high-water mark: earlier runs count too)
+
+
+def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    """`ru_maxrss` in MiB (Linux reports KiB)."""
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def bench_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
+    """The log through `local.replay` once per strategy set; one table row each."""
     from streaming.core.local import read_jsonl, replay
+
+    runs = []
+    for cfg in _configs(args):
+        names = ",".join(cfg.strategies)
+        say(f"plain-Python loop (local.replay), {names}...")
+        shown = time.perf_counter()
+        wall, cpu = shown, time.process_time()
+        n_out = 0
+        for n_out, rec in enumerate(replay(read_jsonl(log), cfg, max_events_per_batch=LOOP_BATCH), 1):
+            if time.perf_counter() - shown > 15:
+                shown = time.perf_counter()
+                say(f"  {n_out} records, at line {rec.order[1]} of {args.events}")
+        run = LoopRun(cfg.strategies, n_out, time.process_time() - cpu, time.perf_counter() - wall, peak_rss_mib())
+        say(f"  {run.cpu_s:.1f}s CPU ({_rate(args.events, run.cpu_s)} events/s)")
+        runs.append(run)
+    print(f"\nPlain-Python loop (local.replay, batches of {LOOP_BATCH:,}): {args.events:,} events, "
+          f"{args.groups:,} groups, seed {args.seed}")
+    print(f"{'strategies':32} {'records':>9} {'CPU s':>8} {'events/s CPU':>13} {'wall s':>8} {'events/s wall':>14} "
+          f"{'peak RSS so far':>16}")
+    for r in runs:
+        print(f"{','.join(r.strategies):32} {r.records:9,} {r.cpu_s:8.2f} {_rate(args.events, r.cpu_s):>13} "
+              f"{r.wall_s:8.2f} {_rate(args.events, r.wall_s):>14} {r.peak_rss_mib:12.0f} MiB")
+    return runs
+
+
+def bench_throughput(args: argparse.Namespace, spark, work: Path, log: Path, loop: LoopRun
+                     ) -> list[tuple[str, float, str]]:
     from streaming.spark.pipelines import replay_log
 
-    log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
-    say(f"log: {args.events} events over {args.groups} groups -> {log}")
     cfg = _config(args)
-    rows: list[tuple[str, float, str, float | None]] = []  # name, seconds, note, floor seconds
-
-    say("plain-Python loop (local.replay)...")
-    t = shown = time.perf_counter()
-    n_out = 0
-    for n_out, rec in enumerate(replay(read_jsonl(log), cfg, max_events_per_batch=1_000), 1):
-        if time.perf_counter() - shown > 15:
-            shown = time.perf_counter()
-            say(f"  {n_out} records, at line {rec.order[1]} of {args.events}")
-    local_s = time.perf_counter() - t
-    rows.append(("local.replay (plain Python)", local_s, f"{n_out} records", None))
-    say(f"  {local_s:.1f}s ({_rate(args.events, local_s)} events/s)")
+    local_s = loop.wall_s
+    rows: list[tuple[str, float, str, float | None]] = [  # name, seconds, note, floor seconds
+        ("local.replay (plain Python)", local_s, f"{loop.records} records", None)]
 
     say("warming Spark up (a 200-event replay, not timed)...")
     replay_log(spark, generate_log(work / "warmup.jsonl", 200, 20, seed=SEED + 1), work / "warmup-out", cfg,
@@ -314,7 +357,7 @@ def bench_big_group(args: argparse.Namespace, spark, work: Path) -> None:
     leave = {"group": "big", "type": "leave", "member": "big-c00000"}
     with log.open("a") as f:
         f.write(json.dumps(leave) + "\n")
-    batches = _BatchTimes()
+    batches = _batch_times()
     spark.streams.addListener(batches)
     t = time.perf_counter()
     replay_log(spark, log, out, cfg, checkpoint=ckpt)
@@ -339,40 +382,66 @@ def bench_big_group(args: argparse.Namespace, spark, work: Path) -> None:
     print(f"  (building the group: {setup_s:.1f} s through the pipeline)")
 
 
-class _BatchTimes(StreamingQueryListener):
+def _batch_times():
     """Spark's own timing of each micro-batch that read events (`triggerExecution`): a resumed `replay`
-    also starts and stops a query, which a running service does not pay per rebalance."""
+    also starts and stops a query, which a running service does not pay per rebalance. Defined on call:
+    importing pyspark costs ~20 MiB, which `--skip spark` keeps out of the loop's peak RSS."""
+    from pyspark.sql.streaming import StreamingQueryListener
 
-    def __init__(self) -> None:
-        self.ms: list[int] = []
+    class BatchTimes(StreamingQueryListener):
+        def __init__(self) -> None:
+            self.ms: list[int] = []
 
-    def onQueryStarted(self, event) -> None:
-        pass
+        def onQueryStarted(self, event) -> None:
+            pass
 
-    def onQueryProgress(self, event) -> None:
-        if event.progress.numInputRows:
-            self.ms.append(int(event.progress.durationMs.get("triggerExecution", 0)))
+        def onQueryProgress(self, event) -> None:
+            if event.progress.numInputRows:
+                self.ms.append(int(event.progress.durationMs.get("triggerExecution", 0)))
 
-    def onQueryIdle(self, event) -> None:
-        pass
+        def onQueryIdle(self, event) -> None:
+            pass
 
-    def onQueryTerminated(self, event) -> None:
-        pass
+        def onQueryTerminated(self, event) -> None:
+            pass
 
-    def wait(self, timeout_s: float = 10.0) -> None:
-        """Spark's listener bus reports asynchronously, possibly after the query returned."""
-        deadline = time.monotonic() + timeout_s
-        while not self.ms and time.monotonic() < deadline:
-            time.sleep(0.1)
+        def wait(self, timeout_s: float = 10.0) -> None:
+            """Spark's listener bus reports asynchronously, possibly after the query returned."""
+            deadline = time.monotonic() + timeout_s
+            while not self.ms and time.monotonic() < deadline:
+                time.sleep(0.1)
 
-    def total_s(self) -> float:
-        return sum(self.ms) / 1000
+        def total_s(self) -> float:
+            return sum(self.ms) / 1000
+
+    return BatchTimes()
 
 
-def _config(args: argparse.Namespace):
-    from streaming.core.config import Limits, PipelineConfig, parse_strategies
+def _configs(args: argparse.Namespace) -> list[PipelineConfig]:
+    """One config per `--strategies` set, in the order given (default: the sticky pair)."""
+    from streaming.core.config import Limits, parse_strategies
 
-    return PipelineConfig(parse_strategies(args.strategies), Limits())
+    return [PipelineConfig(parse_strategies(text), Limits()) for text in args.strategies or [DEFAULT_STRATEGIES]]
+
+
+def _config(args: argparse.Namespace) -> PipelineConfig:
+    """The Spark runs' config: the first strategy set."""
+    return _configs(args)[0]
+
+
+DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
+SKIPPABLE = ("throughput", "latency", "big")  # the Spark measurements; `spark` skips all three
+
+
+def _jvm_peak_rss_mib(spark) -> float | None:
+    """Peak RSS (`VmHWM`) of the JVM Spark's driver runs in: the gateway's process, a child of this one
+    (spark-submit execs java). None where it cannot be read (no /proc, a remote gateway)."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)
+    try:
+        with open(f"/proc/{proc.pid}/status") as f:
+            return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM:"))
+    except (AttributeError, OSError, StopIteration):
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -381,34 +450,58 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--groups", type=int, default=1_000)
     p.add_argument("--seed", type=int, default=SEED, help="seed of the generated log (default: %(default)s)")
     p.add_argument("--max-events-per-batch", type=int, default=None)
-    p.add_argument("--strategies", default="sticky,cooperative-sticky")
+    p.add_argument("--strategies", action="append", default=None,
+                   help=f"comma-separated strategy names or 'all'; repeat for more sets (the plain loop runs each, "
+                        f"Spark the first; default: {DEFAULT_STRATEGIES})")
     p.add_argument("--trickle", type=int, default=150, help="measured events of the latency run")
     p.add_argument("--trickle-warmup", type=int, default=20)
     p.add_argument("--big-partitions", type=int, default=1_000_000)
     p.add_argument("--big-members", type=int, default=2_000)
-    p.add_argument("--skip", default="", help="comma-separated: throughput, latency, big")
+    p.add_argument("--skip", default="",
+                   help="comma-separated: loop (unless throughput runs: it compares with the loop), and the "
+                        "Spark measurements throughput, latency, big; spark = all three")
     p.add_argument("--workdir", default=None, help="keep logs and outputs here (default: a temp dir)")
     p.add_argument("--master", default="local[2]", help="Spark master, e.g. spark://HOST:PORT (default: %(default)s)")
     args = p.parse_args(argv)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-
-    from streaming.spark.session import build_spark
+    unknown = skip - {*SKIPPABLE, "spark", "loop"}
+    if unknown:
+        p.error(f"--skip: unknown {', '.join(sorted(unknown))}; expected loop, {', '.join(SKIPPABLE)} or spark")
+    if "spark" in skip:
+        skip.update(SKIPPABLE)
+    try:
+        _configs(args)
+    except ValueError as exc:
+        p.error(str(exc))
 
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
         work = Path(args.workdir or tmp)
         work.mkdir(parents=True, exist_ok=True)
-        say(f"starting Spark ({args.master})...")
-        t = time.perf_counter()
-        spark = build_spark(app_name="bench-pipeline", master=args.master)
-        say(f"  Spark up in {time.perf_counter() - t:.1f}s")
-        if "throughput" not in skip:
-            bench_throughput(args, spark, work)
-        if "latency" not in skip:
-            bench_latency(args, spark, work, floor=True)
-            bench_latency(args, spark, work)
-        if "big" not in skip:
-            bench_big_group(args, spark, work)
-        spark.stop()
+        loop: list[LoopRun] = []
+        if "loop" not in skip or "throughput" not in skip:  # the throughput table compares with the loop
+            log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
+            say(f"log: {args.events} events over {args.groups} groups -> {log}")
+            loop = bench_loop(args, log)
+        jvm_mib = None
+        if not set(SKIPPABLE) <= skip:
+            from streaming.spark.session import build_spark
+
+            say(f"starting Spark ({args.master})...")
+            t = time.perf_counter()
+            spark = build_spark(app_name="bench-pipeline", master=args.master)
+            say(f"  Spark up in {time.perf_counter() - t:.1f}s")
+            if "throughput" not in skip:
+                bench_throughput(args, spark, work, log, loop[0])
+            if "latency" not in skip:
+                bench_latency(args, spark, work, floor=True)
+                bench_latency(args, spark, work)
+            if "big" not in skip:
+                bench_big_group(args, spark, work)
+            jvm_mib = _jvm_peak_rss_mib(spark)
+            spark.stop()
+    jvm = "not started" if set(SKIPPABLE) <= skip else "unknown" if jvm_mib is None else f"{jvm_mib:,.0f} MiB"
+    print(f"\npeak RSS: Python driver {peak_rss_mib():,.0f} MiB, Spark JVM {jvm}, "
+          f"waited-for children {peak_rss_mib(resource.RUSAGE_CHILDREN):,.0f} MiB")
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Keeps `bench/assignors.py` from rotting: its quick mode runs every strategy and kafka-python's peers on
-tiny groups. No timing assertions (speed is measured by running the bench, not by tests)."""
+"""Keeps the benches from rotting: `bench/assignors.py`'s quick mode runs every strategy and kafka-python's
+peers on tiny groups; `bench/pipeline.py --skip spark` runs the plain loop per strategy set. No timing
+assertions (speed is measured by running the bench, not by tests)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import sys
 from pathlib import Path
 
 from assignors import STRATEGIES
+from bench.pipeline import generate_log
+from streaming.core.config import PipelineConfig, parse_strategies
+from streaming.core.local import read_jsonl, replay
 from tests.whatif.test_report_browser import probe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,3 +50,40 @@ def test_script_form_does_not_shadow_the_package():
     )
     assert proc.returncode == 0, proc.stderr
     assert "range" in proc.stdout
+
+
+def test_pipeline_bench_loop_only_times_each_strategy_set(tmp_path):
+    """`--skip spark`: one loop row per `--strategies` set, in the order given, with as many records as
+    the same log gives through `local.replay` here, and the peak RSS; Spark is never started."""
+    sets = ["range,roundrobin", "sticky,cooperative-sticky"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.pipeline", "--events", "300", "--groups", "30", "--seed", "7", "--skip", "spark",
+         "--workdir", str(tmp_path), *(arg for s in sets for arg in ("--strategies", s))],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "starting Spark" not in proc.stderr
+    lines = proc.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("strategies "))
+    assert lines[head - 1].startswith("Plain-Python loop") and "300 events, 30 groups" in lines[head - 1]
+    rows = [line.split() for line in lines[head + 1:head + 1 + len(sets)]]
+    assert [row[0] for row in rows] == sets
+    log = generate_log(tmp_path / "same.jsonl", 300, 30, seed=7)
+    assert (tmp_path / "throughput.jsonl").read_bytes() == log.read_bytes()
+    for row, names in zip(rows, sets, strict=True):
+        records, cpu_s, cpu_rate, wall_s, wall_rate, rss, unit = row[1:]
+        expected = sum(1 for _ in replay(read_jsonl(log), PipelineConfig(parse_strategies(names))))
+        assert int(records.replace(",", "")) == expected
+        assert float(cpu_s) > 0 and float(wall_s) > 0
+        assert int(cpu_rate.replace(",", "")) > 0 and int(wall_rate.replace(",", "")) > 0
+        assert float(rss) > 10 and unit == "MiB"
+    (summary,) = [line for line in lines if line.startswith("peak RSS:")]
+    assert "Python driver" in summary and "Spark JVM not started" in summary
+
+
+def test_pipeline_bench_rejects_unknown_skip_and_strategy():
+    for args in (["--skip", "loop,nothing"], ["--strategies", "range,nope"]):
+        proc = subprocess.run([sys.executable, "-m", "bench.pipeline", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert ("nothing" if args[0] == "--skip" else "nope") in proc.stderr

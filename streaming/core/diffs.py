@@ -11,8 +11,8 @@ import base64
 import json
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from itertools import pairwise
+from collections.abc import Sequence
+from itertools import accumulate, chain, pairwise
 from typing import Any
 
 import numpy as np
@@ -51,11 +51,11 @@ def member_changes(
     Owners are indices into `member_ids` (-1: nobody). Members come in `member_ids` order, topics in
     layout order, partitions ascending. Returns (changes, assigned count, revoked count).
     """
-    starts = np.zeros(len(topic_sizes) + 1, dtype=np.int64)
-    np.cumsum(topic_sizes, out=starts[1:])
     changed = np.flatnonzero(prev_owner != new_owner)
     if changed.size <= _FEW_CHANGES:
-        return _few_member_changes(changed, prev_owner, new_owner, member_ids, topic_names, starts)
+        return _few_member_changes(changed, prev_owner, new_owner, member_ids, topic_names, topic_sizes)
+    starts = np.zeros(len(topic_sizes) + 1, dtype=np.int64)
+    np.cumsum(topic_sizes, out=starts[1:])
     sides = {}
     for side, owner in (("assigned", new_owner), ("revoked", prev_owner)):
         ids = changed[owner[changed] >= 0]
@@ -92,35 +92,49 @@ def _few_member_changes(
     new_owner: np.ndarray,
     member_ids: Sequence[str],
     topic_names: Sequence[str],
-    starts: np.ndarray,
+    topic_sizes: np.ndarray,
 ) -> tuple[Changes, int, int]:
     """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
     over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
-    bounds = starts.tolist()
+    bounds = [0, *accumulate(topic_sizes.tolist())]
     assigned: dict[int, dict[str, list[int]]] = {}
     revoked: dict[int, dict[str, list[int]]] = {}
-    t, end = -1, -1
+    num_assigned = num_revoked = 0
+    end = -1
+    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept
+    last_new = last_prev = -1
+    new_numbers: list[int] = []
+    prev_numbers: list[int] = []
     for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
-        for sides, m in ((assigned, n), (revoked, p)):
-            if m >= 0:
-                side = sides.get(m)
+            last_new = last_prev = -1
+        if n >= 0:
+            num_assigned += 1
+            if n != last_new:
+                side = assigned.get(n)
                 if side is None:
-                    side = sides[m] = {}
+                    side = assigned[n] = {}
                 numbers = side.get(name)
                 if numbers is None:
-                    side[name] = [i - first]
-                else:
-                    numbers.append(i - first)
+                    numbers = side[name] = []
+                new_numbers, last_new = numbers, n
+            new_numbers.append(i - first)
+        if p >= 0:
+            num_revoked += 1
+            if p != last_prev:
+                side = revoked.get(p)
+                if side is None:
+                    side = revoked[p] = {}
+                numbers = side.get(name)
+                if numbers is None:
+                    numbers = side[name] = []
+                prev_numbers, last_prev = numbers, p
+            prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
-    return out, sum(map(len, _numbers(assigned))), sum(map(len, _numbers(revoked)))
-
-
-def _numbers(per_member: dict[int, dict[str, list[int]]]) -> Iterator[list[int]]:
-    return (numbers for side in per_member.values() for numbers in side.values())
+    return out, num_assigned, num_revoked
 
 
 def build_metrics(
@@ -216,7 +230,7 @@ def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], m
     where they fit; a member too big for one part is spread over consecutive parts. The JSON is assembled
     from each member's serialised entry, so a million-partition diff is serialised once.
     """
-    listed = sum(len(numbers) for sides in changes.values() for side in sides.values() for numbers in side.values())
+    listed = sum(map(len, chain.from_iterable(side.values() for sides in changes.values() for side in sides.values())))
     if listed <= _ONE_CALL_PARTITIONS:  # the usual small record: one encoder call (head and tail share no
         whole = dumps({**head, "changes": changes, **tail})  # keys, so these are the bytes assembled below)
         if len(whole) <= max_bytes:

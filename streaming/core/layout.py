@@ -10,7 +10,7 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +20,7 @@ from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
+_CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
 
 
 def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
@@ -57,15 +58,15 @@ def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.nd
     return out
 
 
-def translate(owner: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Member indices through `table` (old index -> new index), keeping -1 (it picks the appended -1)."""
-    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[owner]
-
-
 def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the new layout: members renumbered, partitions moved; -1 where a member left."""
-    out = translate(owner, lay.remap)
+    out = lay.remap_or_nobody[owner]
     return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1)
+
+
+def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
+    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
+    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)
 
 
 @dataclass
@@ -80,8 +81,9 @@ class Relayout:
     rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
     member_ids: list[str]
     remap: np.ndarray  # old member index -> new (-1: left)
+    remap_or_nobody: np.ndarray  # `remap` and a last -1: indexed by an owner array, nobody (-1) stays nobody
     leavers: list[int]  # old indices of the members that left, ascending
-    to_union: np.ndarray  # old member index -> union index (leavers after the new members)
+    to_union_or_nobody: np.ndarray  # old member index -> union index (leavers after the new members), a last -1
     union_ids: list[str]
     union_sizes: np.ndarray
     union_is_new: bool  # nobody left and no topic was deleted: union numbering = new numbering
@@ -133,27 +135,20 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
                                          strict=True)]
     union_is_new = not leavers and union_l == shape.sizes
     union_sizes = np.array(union_l, dtype=np.int64)
-    cache: dict[int, np.ndarray] = {}  # by tuple identity: members share subscription tuples
     member_topics = []
-    rows: list[int] = []
-    columns: list[int] = []
-    live_of = new.live_of
-    for i, m in enumerate(members):
-        ts = cache.get(id(m.topics))
-        if ts is None:
-            ts = cache[id(m.topics)] = np.array(
-                [live_of[t] for t in m.topics if live_of.get(t, -1) >= 0], dtype=np.int32)
+    rows = []
+    for m in members:
+        ts, row = new.subscription(m.topics)
         member_topics.append(ts)
-        rows += [i] * ts.size
-        columns += ts.tolist()
-    subscribed_or_nobody = np.zeros((m_new + 1, len(new.live_names)), dtype=bool)
-    subscribed_or_nobody[rows, columns] = True
-    subscribed_or_nobody[m_new] = True
+        rows.append(row)
+    rows.append(new.everyone)
+    subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(m_new + 1, len(new.live_names))
+    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
     return Relayout(
         sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
         same_partitions=old_sizes == shape.sizes, rack_bits=parts.rack_bits, member_ids=member_ids,
-        remap=np.array(remap_l, dtype=np.int32),
-        leavers=leavers, to_union=np.array(to_union_l, dtype=np.int32),
+        remap=remap_or_nobody[:-1], remap_or_nobody=remap_or_nobody,
+        leavers=leavers, to_union_or_nobody=np.array([*to_union_l, -1], dtype=np.int32),
         union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
         union_is_new=union_is_new,
         old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
@@ -177,6 +172,25 @@ class _PartitionLayout:
     ids_by_name: np.ndarray
     name_rank: np.ndarray
     keys: np.ndarray  # global id -> `topic_index << 32 | partition`
+    everyone: bytes  # a `Relayout.subscribed` row of a member subscribing to every live topic
+    # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
+    # subscriptions over many events, and the layout with them
+    subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = field(default_factory=dict)
+
+    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes]:
+        """A member's live topic indices (read-only, subscription order) and its `subscribed` row."""
+        known = self.subscriptions.get(topics)
+        if known is None:
+            if len(self.subscriptions) >= _CACHED_SUBSCRIPTIONS:
+                self.subscriptions.clear()
+            live = [self.live_of[t] for t in topics if self.live_of.get(t, -1) >= 0]
+            row = bytearray(len(self.live_names))
+            for t in live:
+                row[t] = 1
+            ids = np.array(live, dtype=np.int32)
+            ids.flags.writeable = False
+            known = self.subscriptions[topics] = (ids, bytes(row))
+        return known
 
 
 def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _PartitionLayout:
@@ -199,7 +213,7 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
     out = _PartitionLayout(
         starts=starts, num_partitions=num_partitions, live_names=[topics[t] for t in live.tolist()],
         live_of=live_index, partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
-        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t))
+        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t), everyone=b"\x01" * live.size)
     for array in (starts, ids_by_name, name_rank, out.partition_topic, out.keys):
         array.flags.writeable = False
     return out

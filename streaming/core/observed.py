@@ -18,7 +18,7 @@ import numpy as np
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
-from streaming.core.layout import Relayout, move, relaid_owner, translate
+from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
@@ -65,8 +65,7 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
             if ok:
                 new_owner[lay.starts[t] + np.array(ok, dtype=np.int64)] = i
                 foreign |= topic not in m.topics
-    prev_union = (prev_new if lay.union_is_new else
-                  move(translate(st.owner, lay.to_union), lay.old_to_union, int(lay.union_sizes.sum()), -1))
+    prev_union = prev_new if lay.union_is_new else union_owner(st.owner, lay)
     new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
     changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, shape.topics, lay.union_sizes)
     incremental = ev.protocol in COOPERATIVE | INCREMENTAL

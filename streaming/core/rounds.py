@@ -10,6 +10,7 @@ emits one diff record per round.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from assignors import GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
-from streaming.core.layout import Relayout, move, relaid_owner, translate
+from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
@@ -47,8 +48,7 @@ class StrategyRounds:
         lay = self.lay
         prev_old = st.owner
         prev_new = relaid_owner(prev_old, lay)
-        prev_union = (prev_new if lay.union_is_new else
-                      move(translate(prev_old, lay.to_union), lay.old_to_union, int(lay.union_sizes.sum()), -1))
+        prev_union = prev_new if lay.union_is_new else union_owner(prev_old, lay)
         if self.shape.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
@@ -77,7 +77,7 @@ class StrategyRounds:
                 new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
-                paused = revoked if name in COOPERATIVE | INCREMENTAL else int((prev_union >= 0).sum())
+                paused = revoked if name in COOPERATIVE | INCREMENTAL else int(np.count_nonzero(prev_union >= 0))
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
@@ -112,8 +112,8 @@ class StrategyRounds:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md)."""
         lay = self.lay
-        foreign = ~lay.subscribed_or_nobody[new_owner, lay.partition_topic]
-        return np.unique(new_owner[foreign]).tolist() if foreign.any() else []
+        allowed = lay.subscribed_or_nobody[new_owner, lay.partition_topic]
+        return [] if allowed.all() else np.unique(new_owner[~allowed]).tolist()
 
     def _rejoin_cause(self, rejecting: list[int], new_owner: np.ndarray) -> dict[str, Any]:
         lay = self.lay
@@ -151,9 +151,9 @@ class StrategyRounds:
             keep = lay.subscribed[who, lay.partition_topic[ids]]
             ids, who = ids[keep], who[keep]
         order = np.argsort(who, kind="stable")
-        bounds = np.searchsorted(who[order], np.arange(m_new + 1))
+        bounds = np.searchsorted(who[order], np.arange(m_new + 1)).tolist()
         ids = ids[order]
-        owned = [ids[bounds[i]:bounds[i + 1]] for i in range(m_new)]
+        owned = [ids[a:b] for a, b in pairwise(bounds)]
         if generation is not None:
             return owned, np.full(m_new, generation, dtype=np.int64)
         gens = np.full(m_new, -1, dtype=np.int64)

@@ -102,9 +102,13 @@ def test_sparse_counting_matches_brute_force(seed, monkeypatch):
     assert min_moves(*case) == brute_force(*case)
 
 
+@pytest.mark.parametrize("completion", ["greedy first", "flow alone"])
 @pytest.mark.parametrize("seed", range(60))
-def test_flow_alone_matches_brute_force(seed):
-    """The min-cost flow without the shortcut that accepts the strategy's own assignment."""
+def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
+    """The min-cost flow without the shortcut that accepts the strategy's own assignment; with and without
+    the greedy completion of the start flow (`_completes`) that spares the phases."""
+    if completion == "flow alone":
+        monkeypatch.setattr(optimality, "_completes", lambda *args: False)
     rng = np.random.default_rng(30_000 + seed)
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
