@@ -113,24 +113,12 @@ def _few_member_changes(
         if n >= 0:
             num_assigned += 1
             if n != last_new:
-                side = assigned.get(n)
-                if side is None:
-                    side = assigned[n] = {}
-                numbers = side.get(name)
-                if numbers is None:
-                    numbers = side[name] = []
-                new_numbers, last_new = numbers, n
+                new_numbers, last_new = assigned.setdefault(n, {}).setdefault(name, []), n
             new_numbers.append(i - first)
         if p >= 0:
             num_revoked += 1
             if p != last_prev:
-                side = revoked.get(p)
-                if side is None:
-                    side = revoked[p] = {}
-                numbers = side.get(name)
-                if numbers is None:
-                    numbers = side[name] = []
-                prev_numbers, last_prev = numbers, p
+                prev_numbers, last_prev = revoked.setdefault(p, {}).setdefault(name, []), p
             prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
