@@ -28,6 +28,11 @@ _STRATEGIES: dict[str, str] = {
     "weighted-sticky": "assignors.weighted:WeightedStickyAssignor",
 }
 STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
+# strategies whose result depends on the topics and members alone: they read no member's `owned` or
+# `generations` (Kafka's Range and RoundRobin ignore ownedPartitions; server Range and MetaQ's take none),
+# so a caller may give them a spec without the round's claims (tests/assignors/test_properties.py checks it)
+OWNERSHIP_BLIND: frozenset[str] = frozenset(
+    {"range", "roundrobin", "server-range", "metaq-default", "metaq-consistent-hash"})
 
 
 class Assignor(Protocol):

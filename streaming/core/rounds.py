@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors import GroupSpec, KafkaAssignorError, assign_owners
+from assignors import OWNERSHIP_BLIND, GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
@@ -25,6 +25,8 @@ from streaming.core.state_codec import GroupState, StrategyState
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+_NO_CLAIM = np.zeros(0, dtype=np.int64)
+_NO_CLAIM.flags.writeable = False
 
 
 @dataclass
@@ -58,18 +60,21 @@ class StrategyRounds:
         owner, owner_gen = prev_new, None
         cause = self.cause
         rejoin: dict[int, tuple[np.ndarray, int]] = {}  # members that rejected their last assignment
+        blind = name in OWNERSHIP_BLIND
         while True:
-            owned, gens = self._owned(name, st, owner, owner_gen)
-            for i, (ids, gen) in rejoin.items():
-                owned[i], gens[i] = ids, gen
+            # the members' claims (owned partitions, generations), built only when an assignor or a rule reads them
+            claims = None if blind and not rejoin else self._claims(name, st, owner, owner_gen, rejoin)
             try:
-                new_owner = self._assign(name, owned, gens)
+                new_owner = self._assign(name, claims)
             except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
                     self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
-                member_generation = gens if owner_gen is None else np.full(len(lay.member_ids), owner_gen)
+                if owner_gen is None:
+                    member_generation = (claims or self._claims(name, st, owner, owner_gen, rejoin))[1]
+                else:
+                    member_generation = np.full(len(lay.member_ids), owner_gen)
                 return StrategyState(generation, owner, member_generation.astype(np.int32))
             generation += 1
             first = not rounds
@@ -89,10 +94,12 @@ class StrategyRounds:
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
-            owner, owner_gen = new_owner, generation
             rejecting = self._rejecting(new_owner)
-            more = bool(rejecting) or (
-                name in COOPERATIVE and (_withheld(owned, new_owner) or (first and self._stale_claims(name))))
+            more = bool(rejecting) or name in COOPERATIVE
+            if more:
+                owned, gens = claims or self._claims(name, st, owner, owner_gen, rejoin)
+                more = bool(rejecting) or _withheld(owned, new_owner) or (first and self._stale_claims(name))
+            owner, owner_gen = new_owner, generation
             if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
@@ -138,6 +145,16 @@ class StrategyRounds:
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
         return _Round(head, {}, metrics)
+
+    def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
+                rejoin: dict[int, tuple[np.ndarray, int]]) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation, as it
+        reports them in the round's join: what it holds after the last round (`owner`, with that round's
+        `generation`; None: the event's first round) unless it rejected that round (`rejoin`)."""
+        owned, gens = self._owned(name, st, owner, generation)
+        for i, (ids, gen) in rejoin.items():
+            owned[i], gens[i] = ids, gen
+        return owned, gens
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
@@ -190,32 +207,38 @@ class StrategyRounds:
         members, topics = self.shape.members, self.shape.topics
         return any(topics[t] in members[i].topics for i, t in pairs)
 
-    def _assign(self, name: str, owned: list[np.ndarray], gens: np.ndarray) -> np.ndarray:
-        """One round's owners. Every round of the event (all strategies) gets a copy of the same `GroupSpec`
-        with its own `owned` and `generations`: what a spec derives (member orders, topic subscribers,
+    def _assign(self, name: str, claims: tuple[list[np.ndarray], np.ndarray] | None) -> np.ndarray:
+        """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
+        with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
+        event's spec, with no claims, as it is): what a spec derives (member orders, topic subscribers,
         partition tables) depends only on the topics and members, so it is computed once per event."""
-        if self._spec is not None:
-            spec = self._spec.for_round(owned, gens)
-            try:
-                return assign_owners(name, spec)
-            finally:
-                self._spec.keep_derived(spec)
+        spec = self._spec or self._event_spec()
+        if claims is None:
+            return assign_owners(name, spec)
+        one = spec.for_round(*claims)
+        try:
+            return assign_owners(name, one)
+        finally:
+            spec.keep_derived(one)
+
+    def _event_spec(self) -> GroupSpec:
+        """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
         lay, members = self.lay, self.shape.members
-        spec = self._spec = GroupSpec(
+        self._spec = GroupSpec(
             topic_names=lay.live_names,
             topic_sizes=lay.sizes[lay.sizes > 0],
             member_ids=lay.member_ids,
             subscriptions=[m.topics for m in members],
             member_topics=lay.member_topics,
-            owned=owned,
-            generations=gens,
+            owned=[_NO_CLAIM] * len(members),
+            generations=np.full(len(members), -1, dtype=np.int64),
             racks=[m.rack for m in members],
             instance_ids=[m.instance_id for m in members],
             rack_names=self.shape.rack_names if lay.rack_bits is not None else [],
             partition_rack_bits=lay.rack_bits,
             weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
         )
-        return assign_owners(name, spec)
+        return self._spec
 
     def _replace_record(self, name: str, generation: int, prev_union: np.ndarray, prev_new: np.ndarray) -> None:
         """A static replacement moves the old id's partitions to the new id: no round, but diff readers

@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assignors import STRATEGIES, KafkaAssignorError, Member, assign
+from assignors import OWNERSHIP_BLIND, STRATEGIES, KafkaAssignorError, Member, assign
 from assignors.javaorder import hashmap_order
 
 TP = tuple[str, int]
@@ -364,6 +364,17 @@ def test_small_group_path_matches_arrays(strategy, group):
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(f"assignors.{strategy}.SMALL_GROUP", 0)
         assert assign(strategy, topics, members, partition_racks) == small
+
+
+@pytest.mark.parametrize("strategy", sorted(OWNERSHIP_BLIND))
+@ROUND_SETTINGS
+@given(group=groups())
+def test_ownership_blind_strategies_read_no_claims(strategy, group):
+    """`OWNERSHIP_BLIND` strategies give the same result when no member claims anything: the streaming
+    state machine builds no `owned`/`generations` for them."""
+    topics, members, partition_racks = group
+    unclaimed = {mid: Member(m.topics, [], -1, m.rack, m.instance_id) for mid, m in members.items()}
+    assert assign(strategy, topics, unclaimed, partition_racks) == assign(strategy, topics, members, partition_racks)
 
 
 # --- membership histories -------------------------------------------------------------------------

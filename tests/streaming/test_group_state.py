@@ -354,10 +354,12 @@ def test_only_real_changes_rebalance() -> None:
 
 
 class Recorder:
-    """Wraps the library call to see exactly what a rebalance passes in."""
+    """Wraps the library call to see exactly what a rebalance passes in (every strategy given the members'
+    claims, which `OWNERSHIP_BLIND` ones otherwise go without)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[tuple[str, assignors.GroupSpec]] = []
+        monkeypatch.setattr(rounds, "OWNERSHIP_BLIND", frozenset())
         real = rounds.assign_owners
 
         def spy(strategy: str, spec: assignors.GroupSpec) -> np.ndarray:
@@ -436,6 +438,7 @@ def test_cooperative_owned_leaves_out_unsubscribed_topics(monkeypatch: pytest.Mo
 
 def test_followup_rounds_until_nothing_withheld_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rounds, "COOPERATIVE", frozenset({"range"}))
+    monkeypatch.setattr(rounds, "OWNERSHIP_BLIND", frozenset())  # the assignor below reads `owned`
     state, diffs, _ = run([parts({"t": 4}), join("a", ["t"])], RANGE)
     # an assignor that hands every member's partitions to the next member: something is always withheld
     monkeypatch.setattr(rounds, "assign_owners", lambda strategy, spec: owner_of(
@@ -446,6 +449,20 @@ def test_followup_rounds_until_nothing_withheld_capped(monkeypatch: pytest.Monke
     assert diffs[0]["changes"] == {"a": {"assigned": {}, "revoked": {"t": [0, 1, 2, 3]}},
                                    "b": {"assigned": {"t": [0, 1, 2, 3]}, "revoked": {}}}
     assert diffs[0]["moves"] == 4 and diffs[0]["unassigned"] == 0
+
+
+def test_ownership_blind_rounds_match_the_general_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Strategies that read no claims run without them: the same records and state as when every round
+    builds them (joins, leaves, a return, static replacement, partitions added, a topic deleted)."""
+    config = PipelineConfig(strategies=tuple(sorted(assignors.OWNERSHIP_BLIND)))
+    events: list[dict | bytes] = [
+        parts({"t": 6, "u": 3}), join("a", ["t"], instance_id="i-a"), join("b", ["t", "u"]), join("c", ["u"]),
+        {"group": "g", "type": "leave", "member": "b"}, parts({"t": 8, "u": 3}), join("b", ["t", "u"]),
+        join("a2", ["t", "u"], instance_id="i-a"), {"group": "g", "type": "delete_topic", "topic": "u"},
+        {"group": "g", "type": "subscribe", "member": "c", "topics": ["t"]}]
+    blind = run(events, config)
+    monkeypatch.setattr(rounds, "OWNERSHIP_BLIND", frozenset())
+    assert run(events, config) == blind
 
 
 def test_cooperative_sticky_follow_up_assigns_what_was_withheld() -> None:
