@@ -42,6 +42,10 @@ def batch_producer(client_options: Mapping[str, Any], writer_id: str, batch_id: 
     # kafka-python waits retry_backoff_ms (100) between the steps of init_transactions; 20 ms (Java's
     # backoff for CONCURRENT_TRANSACTIONS) cuts a commit from ~230 to ~80 ms, which is service latency.
     kwargs.setdefault("retry_backoff_ms", 20)
+    # a commit sends a whole micro-batch at once; kafka-python's 16 KiB batches hold ~30 diffs each. 256 KiB ones
+    # (well under the broker's default 1 MB message limit) cut the producer's CPU for a 19,322-diff, 10.6 MB
+    # commit from ~0.65 to ~0.41 s (wall time is bound by the broker).
+    kwargs.setdefault("batch_size", 256 * 1024)
     for tid in transactional_ids(writer_id, batch_id):
         producer = KafkaProducer(**{**kwargs, "transactional_id": tid})
         producer.init_transactions()  # aborts what an earlier attempt with this id left open
