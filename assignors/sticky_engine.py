@@ -283,7 +283,8 @@ class _ConstrainedBuilder:
         self.phantoms = phantoms or {}  # see `probe`
         self.first_phantom: tuple[int, int] | None = None  # smallest kept one, (topic name position, number)
         spec = ctx.spec
-        self.total = int(sum(int(spec.topic_sizes[t]) for t in ctx.topics_by_name))
+        sizes = spec.topic_sizes.tolist()
+        self.total = sum(sizes[t] for t in ctx.topics_by_name)
         n = ctx.num_members
         self.min_quota = self.total // n
         self.max_quota = -(-self.total // n)
@@ -580,7 +581,7 @@ class _ConstrainedBuilder:
             size = np.array(self.size, dtype=np.int64)
             need = self.min_quota - size[under]
             prev = 0
-            for level in np.unique(need).tolist():
+            for level in sorted(set(need.tolist())):
                 active = under[need >= level]
                 rounds = level - prev
                 chunk = rounds * active.size
@@ -793,7 +794,8 @@ class _GeneralBuilder:
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
-        keys = {t: (int(self.num_subs[t]), java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
+        num_subs = self.num_subs.tolist()
+        keys = {t: (num_subs[t], java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
         self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
         self.sorted_all = topic_blocks(spec, self.sorted_topics)
 
@@ -1004,9 +1006,8 @@ class _GeneralBuilder:
         owners = self.owner[ids]
         order = np.lexsort((self.stamp[ids], owners))
         ids = ids[order]
-        counts = np.bincount(owners, minlength=self.ctx.num_members)
-        ends = np.cumsum(counts)
-        return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
+        bounds = [0, *np.cumsum(np.bincount(owners, minlength=self.ctx.num_members)).tolist()]
+        return [ids[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 class _Reassignment:
