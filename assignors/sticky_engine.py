@@ -139,11 +139,11 @@ class _Context:
         self.num_partitions = spec.num_partitions
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
-        is_subscribed = [False] * len(spec.topic_names)
-        for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share them
-            for t in topics.tolist():
-                is_subscribed[t] = True
-        self.subscribed_topic = np.array(is_subscribed, dtype=bool)
+        subscribed = np.zeros(len(spec.topic_names), dtype=bool)
+        if m:  # members mostly share their subscription arrays
+            subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
+        self.subscribed_topic = subscribed
+        is_subscribed = subscribed.tolist()
         self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
         keys = [java_string_key(x) for x in spec.member_ids]
         rank = [0] * m
