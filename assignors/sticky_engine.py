@@ -913,12 +913,11 @@ class _GeneralBuilder:
         # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
         # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
         ss = np.sort(s)
-        cap = np.append(ss[1:], ss[0] + n)
+        cap = np.concatenate((ss[1:], ss[:1] + n))
         level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
         lo = int(level[level >= ss].max())
-        full = np.maximum(lo - s, 0)
-        extra = n - int(full.sum())
-        take = full.copy()
+        take = np.maximum(lo - s, 0)
+        extra = n - int(take.sum())
         if extra:
             at_level = np.flatnonzero(s <= lo)
             chosen = at_level[np.argsort(rank[at_level])[:extra]]
