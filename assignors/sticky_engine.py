@@ -49,6 +49,7 @@ from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
@@ -104,6 +105,8 @@ def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
     order = spec.leader_order
     at = order.tolist()
     in_order = at == sorted(at)
+    if not in_order:  # the reordered copy shares the topic layout's caches computed so far
+        _ = spec.partition_topic, spec.topics_by_name
     ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
@@ -140,17 +143,24 @@ class _Context:
         if m:  # members mostly share their subscription arrays
             subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
         self.subscribed_topic = subscribed
-        by_name = spec.topics_by_name
         is_subscribed = subscribed.tolist()
-        self.topics_by_name = [t for t in by_name.tolist() if is_subscribed[t]]
-        self.topic_name_pos = np.argsort(by_name).astype(np.int64)  # the inverse permutation
+        self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
         keys = [java_string_key(x) for x in spec.member_ids]
-        self.id_rank = np.argsort(np.array(sorted(range(m), key=keys.__getitem__), dtype=np.int64))
-        self.generations = np.maximum(np.asarray(spec.generations, dtype=np.int64), -1)
+        rank = [0] * m
+        for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
+            rank[i] = r
+        self.id_rank_list = rank  # member -> its rank by member id
+        self.id_rank = np.array(rank, dtype=np.int64)
+        self.generations = [g if g > -1 else -1 for g in spec.generations.tolist()]
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         self._recover_owned()
         self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
+
+    @cached_property
+    def topic_name_pos(self) -> np.ndarray:
+        """Each topic's position in topic name order (the constrained builder's sort key)."""
+        return np.argsort(self.spec.topics_by_name).astype(np.int64)
 
     def _rack_info(self) -> None:
         spec = self.spec
@@ -208,7 +218,7 @@ class _Context:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
         it, it is "claimed by multiple owners"), a higher generation takes it over. The earlier claimant's
         generation is its protocol generation, which our single `generation` stands for."""
-        gens = self.generations.tolist()
+        gens = self.generations
         last: dict[int, int] = {}
         holder: dict[int, int] = {}
         multi: set[int] = set()
@@ -236,7 +246,7 @@ class _Context:
         """Owned partitions past their topic's partition count that Java keeps (its pre-pass only asks
         whether the topic is among the subscribed ones with metadata), after the same conflict rules as
         real claims: member -> [(topic index, partition)]."""
-        gens = self.generations.tolist()
+        gens = self.generations
         last: dict[tuple[int, int], int] = {}
         kept: dict[int, list[tuple[int, int]]] = {}
         multi: set[tuple[int, int]] = set()
@@ -273,7 +283,8 @@ class _ConstrainedBuilder:
         self.phantoms = phantoms or {}  # see `probe`
         self.first_phantom: tuple[int, int] | None = None  # smallest kept one, (topic name position, number)
         spec = ctx.spec
-        self.total = int(sum(int(spec.topic_sizes[t]) for t in ctx.topics_by_name))
+        sizes = spec.topic_sizes.tolist()
+        self.total = sum(sizes[t] for t in ctx.topics_by_name)
         n = ctx.num_members
         self.min_quota = self.total // n
         self.max_quota = -(-self.total // n)
@@ -303,7 +314,7 @@ class _ConstrainedBuilder:
             # a kept partition that does not exist: every partition of a later topic counts as unassigned
             unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
         unassigned = ordered[unlisted]
-        rank = ctx.id_rank
+        rank = ctx.id_rank_list
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
         if ctx.rack_on:
@@ -570,7 +581,7 @@ class _ConstrainedBuilder:
             size = np.array(self.size, dtype=np.int64)
             need = self.min_quota - size[under]
             prev = 0
-            for level in np.unique(need).tolist():
+            for level in sorted(set(need.tolist())):
                 active = under[need >= level]
                 rounds = level - prev
                 chunk = rounds * active.size
@@ -639,24 +650,39 @@ class _ConstrainedBuilder:
 
 class _JavaHashSet:
     """Iteration order of a `java.util.HashSet<TopicPartition>`: buckets by spread hash, insertion order
-    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64."""
+    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64 (the
+    bucket lengths, `load`, are kept while that check applies)."""
 
-    __slots__ = ("cap", "items")
+    __slots__ = ("cap", "items", "load")
 
     def __init__(self) -> None:
         self.cap = 16
         self.items: dict[int, tuple[int, int]] = {}
+        self.load = [0] * 16
 
     def add(self, pid: int, spread: int, seq: int) -> None:
         items = self.items
         items[pid] = (spread, seq)
-        if self.cap < 64 and len(items) >= 9:  # a bucket of 9 needs 9 items
-            mask = self.cap - 1
-            bucket = spread & mask
-            if sum(1 for s, _ in items.values() if s & mask == bucket) >= 9:
-                self.cap *= 2
+        if self.cap < 64:
+            bucket = spread & (self.cap - 1)
+            self.load[bucket] += 1
+            if self.load[bucket] >= 9:
+                self._grow()
         if len(items) > self.cap * 3 // 4:
-            self.cap *= 2
+            self._grow()
+
+    def remove(self, pid: int) -> None:
+        spread = self.items.pop(pid)[0]
+        if self.cap < 64:
+            self.load[spread & (self.cap - 1)] -= 1
+
+    def _grow(self) -> None:
+        self.cap *= 2
+        if self.cap < 64:
+            mask = self.cap - 1
+            self.load = [0] * self.cap
+            for spread, _ in self.items.values():
+                self.load[spread & mask] += 1
 
     def first(self) -> int:
         mask = self.cap - 1
@@ -683,7 +709,7 @@ class _PartitionMovements:
         pair = self.record.pop(pid)
         pairs = self.by_topic[t]
         s = pairs[pair]
-        del s.items[pid]
+        s.remove(pid)
         if not s.items:
             del pairs[pair]
             if not pairs:
@@ -768,7 +794,8 @@ class _GeneralBuilder:
         self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
         self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
         self.sizes = np.zeros(m, dtype=np.int64)
-        keys = {t: (int(self.num_subs[t]), java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
+        num_subs = self.num_subs.tolist()
+        keys = {t: (num_subs[t], java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
         self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
         self.sorted_all = topic_blocks(spec, self.sorted_topics)
 
@@ -777,11 +804,11 @@ class _GeneralBuilder:
     def _prev_assignment(self) -> tuple[np.ndarray, np.ndarray]:
         ctx = self.ctx
         gens = ctx.generations
-        max_gen = max(-1, int(gens.max()))
+        max_gen = max(gens)
         prev_owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
         prev_gen = np.full(ctx.num_partitions, -2, dtype=np.int64)
         for m, ids in enumerate(ctx.spec.owned):
-            g = int(gens[m])
+            g = gens[m]
             if ids.size and g < max_gen:
                 update = (prev_owner[ids] < 0) | (g > prev_gen[ids])
                 prev_owner[ids[update]] = m
@@ -822,7 +849,7 @@ class _GeneralBuilder:
         distinct replica-rack set."""
         ctx = self.ctx
         left: list[np.ndarray] = []
-        rank = ctx.id_rank.tolist()
+        rank = ctx.id_rank_list
         for t, first, end in _topic_runs(unassigned, ctx.partition_topic):
             run = unassigned[first:end]
             cands = self.topic_subs[t]
@@ -886,12 +913,11 @@ class _GeneralBuilder:
         # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
         # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
         ss = np.sort(s)
-        cap = np.append(ss[1:], ss[0] + n)
+        cap = np.concatenate((ss[1:], ss[:1] + n))
         level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
         lo = int(level[level >= ss].max())
-        full = np.maximum(lo - s, 0)
-        extra = n - int(full.sum())
-        take = full.copy()
+        take = np.maximum(lo - s, 0)
+        extra = n - int(take.sum())
         if extra:
             at_level = np.flatnonzero(s <= lo)
             chosen = at_level[np.argsort(rank[at_level])[:extra]]
@@ -979,9 +1005,8 @@ class _GeneralBuilder:
         owners = self.owner[ids]
         order = np.lexsort((self.stamp[ids], owners))
         ids = ids[order]
-        counts = np.bincount(owners, minlength=self.ctx.num_members)
-        ends = np.cumsum(counts)
-        return [ids[ends[m] - counts[m] : ends[m]].astype(np.int64) for m in range(self.ctx.num_members)]
+        bounds = [0, *np.cumsum(np.bincount(owners, minlength=self.ctx.num_members)).tolist()]
+        return [ids[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 class _Reassignment:
