@@ -90,7 +90,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         return EngineResult([], _EMPTY, _EMPTY, False)
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, prefer_rack_aware)
-    gens = [g if g > -1 else -1 for g in spec.generations.tolist()]  # the engine's own clamp
+    gens = _clamped_generations(spec)
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
            tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
@@ -99,6 +99,11 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if result is None:
         result = memo[key] = _run_engine(spec, prefer_rack_aware)
     return result
+
+
+def _clamped_generations(spec: GroupSpec) -> list[int]:
+    """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
+    return [g if g > -1 else -1 for g in spec.generations.tolist()]
 
 
 def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
@@ -151,7 +156,7 @@ class _Context:
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
         self.id_rank = np.array(rank, dtype=np.int64)
-        self.generations = [g if g > -1 else -1 for g in spec.generations.tolist()]
+        self.generations = _clamped_generations(spec)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         self._recover_owned()

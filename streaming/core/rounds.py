@@ -60,7 +60,7 @@ class StrategyRounds:
         owner, owner_gen = prev_new, None
         cause = self.cause
         rejoin: dict[int, tuple[np.ndarray, int]] = {}  # members that rejected their last assignment
-        blind = name in OWNERSHIP_BLIND
+        blind = name in OWNERSHIP_BLIND and name not in COOPERATIVE  # a cooperative round reads its claims below
         while True:
             # the members' claims (owned partitions, generations), built only when an assignor or a rule reads them
             claims = None if blind and not rejoin else self._claims(name, st, owner, owner_gen, rejoin)
@@ -95,11 +95,11 @@ class StrategyRounds:
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
             rejecting = self._rejecting(new_owner)
-            more = bool(rejecting) or name in COOPERATIVE
-            if more:
-                owned, gens = claims or self._claims(name, st, owner, owner_gen, rejoin)
-                more = bool(rejecting) or _withheld(owned, new_owner) or (first and self._stale_claims(name))
+            if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
+                claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
+            more = bool(rejecting) or (
+                name in COOPERATIVE and (_withheld(claims[0], new_owner) or (first and self._stale_claims(name))))
             if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
@@ -108,6 +108,7 @@ class StrategyRounds:
             # A consumer whose assignment holds a topic it does not subscribe to rejects it and rejoins
             # (ConsumerCoordinator.onJoinComplete): it keeps reporting what it owned before, with its old
             # userData generation (eager sticky) or the current protocol generation (cooperative).
+            owned, gens = claims
             rejoin = {i: (owned[i], generation if name in COOPERATIVE else int(gens[i])) for i in rejecting}
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
