@@ -144,6 +144,8 @@ def _rate(n: int, secs: float) -> str:
 
 
 LOOP_BATCH = 1_000  # the plain loop's micro-batches (events)
+DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
+SKIPPABLE = ("throughput", "latency", "big")  # the Spark measurements; `spark` skips all three
 
 
 class LoopRun(NamedTuple):
@@ -427,10 +429,6 @@ def _configs(args: argparse.Namespace) -> list[PipelineConfig]:
 def _config(args: argparse.Namespace) -> PipelineConfig:
     """The Spark runs' config: the first strategy set."""
     return _configs(args)[0]
-
-
-DEFAULT_STRATEGIES = "sticky,cooperative-sticky"
-SKIPPABLE = ("throughput", "latency", "big")  # the Spark measurements; `spark` skips all three
 
 
 def _jvm_peak_rss_mib(spark) -> float | None:
