@@ -48,13 +48,15 @@ Options: ``kafka.bootstrap.servers`` (required), other ``kafka.*`` client settin
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from pyspark.sql.datasource import CaseInsensitiveDict, DataSource, DataSourceStreamWriter, WriterCommitMessage
 from pyspark.sql.types import Row, StructType
 
 from streaming.kafka.options import kafka_client_options, to_kafka_python
+from streaming.kafka.staging import Record, Staged, Stager, read_staged
 from streaming.kafka.topics import ensure_topics
 from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
 from streaming.spark.faults import pause_point
@@ -63,18 +65,26 @@ from streaming.spark.schemas import SINK_SCHEMA
 log = logging.getLogger(__name__)
 
 DEFAULT_MARKER_TOPIC = "rebalance.sink-markers"
+DEFAULT_STAGING_TOPIC = "rebalance.sink-staging"
+DEFAULT_SPILL_BYTES = 64 * 1024 * 1024
+ROW_OVERHEAD = 200  # bytes of Python objects per held row (tuple, two bytes objects, topic str, list slot)
 
-Record = tuple[str, bytes | None, bytes | None]
 _ensured: set[tuple[str, str]] = set()  # (bootstrap, marker topic) known to exist, per Python worker
 
 
 @dataclass
 class CollectedRows(WriterCommitMessage):
-    """One task's output, shipped to the driver for the transactional commit."""
+    """One task's output, shipped to the driver for the transactional commit: the rows themselves, or where
+    they were staged (`staged`, then `rows` is empty)."""
 
     partition_id: int
     query_id: str
     rows: list[Record] = field(default_factory=list)
+    staged: Staged | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.rows) if self.staged is None else self.staged.count
 
 
 class KafkaEosDataSource(DataSource):
@@ -91,6 +101,13 @@ class KafkaEosDataSource(DataSource):
         return KafkaEosStreamWriter(self.options, schema)
 
 
+def _record(row: Row) -> Record:
+    topic, key, value = row["topic"], row["key"], row["value"]
+    if not topic:
+        raise ValueError("rebalance-kafka-eos: a row has no topic")
+    return topic, key.encode("utf-8") if key is not None else None, bytes(value) if value is not None else None
+
+
 class KafkaEosStreamWriter(DataSourceStreamWriter):
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         options = CaseInsensitiveDict(options)  # Spark lower-cases option names
@@ -100,39 +117,61 @@ class KafkaEosStreamWriter(DataSourceStreamWriter):
         self.client_options = kafka_client_options(options)
         to_kafka_python(self.client_options, "producer")  # validate on the driver, before any task runs
         self.marker_topic = options.get("markerTopic", DEFAULT_MARKER_TOPIC)
+        self.staging_topic = options.get("stagingTopic", DEFAULT_STAGING_TOPIC)
         self.prefix = options.get("transactionalIdPrefix", "rebalance-eos")
-        self.max_bytes = int(options.get("maxBytesPerTask", str(256 * 1024 * 1024)))
+        self.spill_bytes = int(options.get("spillBytesPerTask", str(DEFAULT_SPILL_BYTES)))
+
+    def sink_id(self, query_id: str) -> str:
+        return f"{self.prefix}-{query_id}"
 
     def write(self, iterator: Iterator[Row]) -> CollectedRows:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         query_id = (ctx.getLocalProperty("sql.streaming.queryId") if ctx else None) or "batch"
-        out = CollectedRows(ctx.partitionId() if ctx else 0, query_id)
-        size = 0
-        for row in iterator:
-            topic, key, value = row["topic"], row["key"], row["value"]
-            if not topic:
-                raise ValueError("rebalance-kafka-eos: a row has no topic")
-            kb = key.encode("utf-8") if key is not None else None
-            vb = bytes(value) if value is not None else None
-            size += len(kb or b"") + len(vb or b"") + len(topic)
-            if size > self.max_bytes:
-                raise ValueError(f"rebalance-kafka-eos: task output exceeds maxBytesPerTask={self.max_bytes}; "
-                                 "lower maxOffsetsPerTrigger (rows are held in memory until the commit)")
-            out.rows.append((topic, kb, vb))
+        batch_id = ctx.getLocalProperty("streaming.sql.batchId") if ctx else None
+        return self.collect(map(_record, iterator), ctx.partitionId() if ctx else 0, query_id, batch_id)
+
+    def collect(self, records: Iterable[Record], partition_id: int, query_id: str,
+                batch_id: int | str | None = None) -> CollectedRows:
+        """One task's commit message: its records in memory up to `spill_bytes`, past that all of them staged."""
+        out = CollectedRows(partition_id, query_id)
+        size, stager = 0, None
+        try:
+            for record in records:
+                if stager is not None:
+                    stager.send(record)
+                    continue
+                out.rows.append(record)
+                size += len(record[0]) + len(record[1] or b"") + len(record[2] or b"") + ROW_OVERHEAD
+                if size > self.spill_bytes:
+                    stager = Stager(self.client_options, self.staging_topic, self.sink_id(query_id), partition_id)
+                    held, out.rows = out.rows, []
+                    for r in held:
+                        stager.send(r)
+                    del held
+        except BaseException:
+            if stager is not None:
+                stager.abort()
+            raise
+        if stager is not None:
+            out.staged = stager.close()
+            pause_point("sink-staged", batch_id)  # crash tests only
         return out
 
     def commit(self, messages: Sequence[CollectedRows | None], batchId: int) -> None:
         collected = sorted((m for m in messages if m is not None), key=lambda m: m.partition_id)
-        rows = [r for m in collected for r in m.rows]
-        if not rows:
+        count = sum(m.count for m in collected)
+        if not count:
             return  # nothing to make exactly-once; a re-run of an empty batch writes nothing either
-        sink_id = f"{self.prefix}-{collected[0].query_id}"
-        TransactionalCommit(self.client_options, self.marker_topic, sink_id).commit(batchId, rows)
+        # lazily, task by task: staged rows are read back while the transaction sends them
+        records = chain.from_iterable(m.rows if m.staged is None else read_staged(self.client_options, m.staged)
+                                      for m in collected)
+        TransactionalCommit(self.client_options, self.marker_topic, self.sink_id(collected[0].query_id)).commit(
+            batchId, records, count)
 
     def abort(self, messages: Sequence[CollectedRows | None], batchId: int) -> None:
-        """Nothing was written: tasks only collected rows, Kafka sees data only in `commit`."""
+        """Nothing was written to the output: tasks only collected or staged rows, which stay unreferenced."""
 
 
 class TransactionalCommit:
@@ -143,8 +182,8 @@ class TransactionalCommit:
         self.marker_topic = marker_topic
         self.sink_id = sink_id
 
-    def commit(self, batch_id: int, rows: Sequence[Record]) -> bool:
-        """Returns False when the batch was already committed (skipped)."""
+    def commit(self, batch_id: int, rows: Iterable[Record], count: int) -> bool:
+        """Writes `rows` (`count` of them, consumed only if the batch is new); False when already committed."""
         bootstrap = self.client_options["bootstrap.servers"]
         if (bootstrap, self.marker_topic) not in _ensured:
             ensure_topics(bootstrap, {self.marker_topic: 1}, kafka_options=self.client_options)
@@ -156,7 +195,7 @@ class TransactionalCommit:
                 log.info("rebalance-kafka-eos: batch %d already committed (marker %d), skipped", batch_id, last)
                 return False
             commit_batch(producer, rows, self.marker_topic, self.sink_id.encode(),
-                         {"batch": batch_id, "records": len(rows)},
+                         {"batch": batch_id, "records": count},
                          before_commit=lambda: pause_point("sink-before-commit", batch_id, before=producer.flush),
                          after_commit=lambda: pause_point("sink-after-commit", batch_id))  # crash tests only
             return True
