@@ -9,14 +9,19 @@ import sys
 import textwrap
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kafka_io import consume_all, produce
+from pipeline_helpers import comparable, config, serve_topics, topic_records, write_log
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from assignors.partitioner import partition_for_key
+from streaming.kafka.loader import load_log
+from streaming.kafka.topics import ServeTopics
 from streaming.kafka.transactions import transactional_ids
 from streaming.spark.kafka_sink import CollectedRows, KafkaEosStreamWriter, TransactionalCommit
+from streaming.spark.pipelines import serve_events
 
 pytestmark = [pytest.mark.kafka]
 
@@ -198,3 +203,30 @@ def test_a_crash_between_staging_and_commit_then_a_rerun_is_exactly_once(kafka_b
         assert [r.value for r in records if r.key == key] == [v for rows in task_rows(out) for _, k, v in rows
                                                                 if k == key]
     assert [json.loads(r.value)["batch"] for r in consume_all(kafka_bootstrap, markers)] == [batch]
+
+
+@pytest.mark.spark
+def test_serve_commits_a_flood_of_large_invalid_events_by_spilling(spark, kafka_bootstrap, unique_topic, tmp_path):
+    """The crash loop this guards against: one batch's dead letters far beyond what a task may hold. Here 40
+    invalid events of 100 KB in one micro-batch against a 64 KiB spill threshold; what read_committed consumers
+    see equals a run that holds everything in memory."""
+    samples = Path(__file__).parents[2] / "whatif" / "samples" / "rolling-deploy.jsonl"
+    lines = [line for line in samples.read_bytes().splitlines() if line.strip()]
+    for i in range(40):
+        lines.insert(i * 2, b'{"broken": "' + bytes([97 + i % 26]) * 100_000)
+    reference = serve_topics(unique_topic)
+    load_log(write_log(tmp_path / "log.jsonl", lines), kafka_bootstrap, reference.events, progress=None)
+    spilled = ServeTopics(reference.events, unique_topic("diffs", partitions=2), unique_topic("dead", partitions=1))
+    staging = f"staging-{uuid.uuid4().hex[:10]}"
+
+    outputs = []
+    for topics, sink_options in ((reference, {}), (spilled, {"spillBytesPerTask": "65536", "stagingTopic": staging})):
+        serve_events(spark, kafka_bootstrap, config("sticky"), checkpoint=str(tmp_path / topics.diffs),
+                     topics=topics, once=True, max_events_per_batch=len(lines), sink_options=sink_options,
+                     progress=None)
+        outputs.append([[comparable(r) for r in topic_records(kafka_bootstrap, t)]
+                        for t in (topics.diffs, topics.dead_letter)])
+    (diffs, dead), (spilled_diffs, spilled_dead) = outputs
+    assert len(dead) == 40 and len(diffs) > 10
+    assert (spilled_diffs, spilled_dead) == (diffs, dead)
+    assert len(consume_all(kafka_bootstrap, staging, isolation="read_uncommitted")) >= 40
