@@ -22,6 +22,7 @@ from typing import Any
 
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import DEFAULT_TOPIC_CONFIGS, ensure_topics
+from streaming.kafka.transactions import SEND_CHUNK_BYTES
 
 Record = tuple[str, bytes | None, bytes | None]  # (topic, key, value)
 
@@ -37,7 +38,7 @@ STAGING_PARTITIONS = 8
 STAGING_TOPIC_CONFIGS = {**DEFAULT_TOPIC_CONFIGS, "retention.ms": str(24 * 3600 * 1000),
                          "segment.ms": str(3600 * 1000)}
 _MAX_REQUEST = int(DEFAULT_TOPIC_CONFIGS["max.message.bytes"])  # a row as big as our topics accept
-_FOLD_EVERY = 4096  # sends between flushes that turn acknowledged offsets into ranges (bounds pending futures)
+_FOLD_EVERY = 4096  # at most this many sends (and `SEND_CHUNK_BYTES`) between flushes, which bound the buffer
 _CHUNK_RECORDS = 256  # records per poll when reading back (fetches are also bounded by max_partition_fetch_bytes)
 _ensured: set[tuple[str, str]] = set()  # (bootstrap, staging topic) known to exist, per process
 
@@ -75,8 +76,8 @@ def _unframe(key: bytes | None, framed: bytes) -> Record:
 class Stager:
     """Stages one task attempt's rows, in the order given, on a partition chosen from the writer and task.
 
-    Memory: kafka-python's `buffer_memory` (32 MiB by default) bounds what is in flight; `send` blocks when it is
-    full. `close()` flushes and returns the references."""
+    Memory: a flush after every `SEND_CHUNK_BYTES` (or `_FOLD_EVERY` records) bounds what is in flight, and
+    turns the acknowledged offsets into ranges. `close()` flushes and returns the references."""
 
     def __init__(self, client_options: Mapping[str, Any], topic: str, writer_id: str, task: int) -> None:
         from kafka import KafkaProducer
@@ -95,12 +96,14 @@ class Stager:
         # crc32, not hash(): the same on every worker; the writer id spreads queries sharing the topic
         self.staged = Staged(topic, partitions[(zlib.crc32(writer_id.encode()) + task) % len(partitions)])
         self.pending: list[Any] = []
+        self.unflushed = 0
 
     def send(self, record: Record) -> None:
         topic, key, value = record
         self.pending.append(self.producer.send(self.staged.topic, key=key, value=_frame(topic, value),
                                                partition=self.staged.partition))
-        if len(self.pending) >= _FOLD_EVERY:
+        self.unflushed += len(key or b"") + len(value or b"")
+        if len(self.pending) >= _FOLD_EVERY or self.unflushed >= SEND_CHUNK_BYTES:
             self._fold()
 
     def _fold(self) -> None:
@@ -108,6 +111,7 @@ class Stager:
         for future in self.pending:
             self.staged.add(future.get().offset)  # raises the send's error, if any: the task fails and retries
         self.pending.clear()
+        self.unflushed = 0
 
     def close(self) -> Staged:
         try:
