@@ -167,7 +167,7 @@ class KafkaEosStreamWriter(DataSourceStreamWriter):
                     held, out.rows = out.rows, []
                     for r in held:
                         stager.send(r)
-                    del held
+                    del held  # the rest streams through the stager: memory stays at the threshold
         except BaseException:
             if stager is not None:
                 stager.abort()
