@@ -230,3 +230,23 @@ def test_serve_commits_a_flood_of_large_invalid_events_by_spilling(spark, kafka_
     assert len(dead) == 40 and len(diffs) > 10
     assert (spilled_diffs, spilled_dead) == (diffs, dead)
     assert len(consume_all(kafka_bootstrap, staging, isolation="read_uncommitted")) >= 40
+
+
+def test_staged_rows_gone_before_the_commit_fail_that_commit_only(kafka_bootstrap, kafka_admin, unique_topic):
+    """Retention deleting an attempt's staged rows (here: DeleteRecords) fails its commit with nothing visible;
+    the batch's re-run stages its rows again and commits them once."""
+    from kafka import TopicPartition
+
+    out, markers = unique_topic("sink-gone", partitions=2), unique_topic("markers")
+    sink = writer(kafka_bootstrap, markers, spillBytesPerTask="4096", stagingTopic=f"staging-{uuid.uuid4().hex[:10]}")
+    query_id = uuid.uuid4().hex
+    messages = [sink.collect(rows, t, query_id, 0) for t, rows in enumerate(task_rows(out))]
+    staged = messages[1].staged
+    kafka_admin.delete_records({TopicPartition(staged.topic, staged.partition): staged.ranges[0][0] + 1})
+    with pytest.raises(RuntimeError, match="deleted"):
+        sink.commit(messages, 0)
+    assert consume_all(kafka_bootstrap, out) == [] and consume_all(kafka_bootstrap, markers) == []
+
+    sink.commit([sink.collect(rows, t, query_id, 0) for t, rows in enumerate(task_rows(out))], 0)
+    assert len(consume_all(kafka_bootstrap, out)) == 60
+    assert [json.loads(r.value) for r in consume_all(kafka_bootstrap, markers)] == [{"batch": 0, "records": 60}]
