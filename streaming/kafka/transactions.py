@@ -22,6 +22,9 @@ from streaming.kafka.options import to_kafka_python
 log = logging.getLogger(__name__)
 
 MAX_FENCING_ATTEMPTS = 1000
+# kafka-python 3 has no `buffer_memory` bound: `send` never blocks, so a writer faster than the broker buffers
+# everything it sends. Writers flush after this many bytes, which bounds their buffers to about one chunk.
+SEND_CHUNK_BYTES = 16 * 1024 * 1024
 _MARKER_WINDOW = 64
 
 
@@ -93,12 +96,18 @@ def commit_batch(producer: Any, records: Iterable[tuple[str, bytes | None, bytes
                  key: bytes, marker: Mapping[str, Any], before_commit: Callable[[], None] = lambda: None,
                  after_commit: Callable[[], None] = lambda: None) -> None:
     """`records` (topic, key, value) and the `marker` (partition 0 of the marker topic, keyed by the writer)
-    in one transaction of `producer` (from `batch_producer`); aborted if anything fails. The hooks let crash
-    tests stop between the steps."""
+    in one transaction of `producer` (from `batch_producer`); aborted if anything fails. `records` may be a
+    stream (staged rows read back): the producer's buffer holds at most about `SEND_CHUNK_BYTES`. The hooks let
+    crash tests stop between the steps."""
     producer.begin_transaction()
     try:
+        unflushed = 0
         for topic, k, value in records:
             producer.send(topic, key=k, value=value)
+            unflushed += len(k or b"") + len(value or b"")
+            if unflushed >= SEND_CHUNK_BYTES:
+                producer.flush()
+                unflushed = 0
         producer.send(marker_topic, key=key, value=json.dumps(dict(marker)).encode(), partition=0)
         before_commit()
         producer.commit_transaction()

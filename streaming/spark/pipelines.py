@@ -41,12 +41,14 @@ def start_serve(
     once: bool = False,
     max_events_per_batch: int | None = None,
     kafka_options: Mapping[str, str] | None = None,
+    sink_options: Mapping[str, str] | None = None,
     step: Step = group_state.step,
 ) -> StreamingQuery:
     """Start the service's streaming query (topics must exist); the caller waits for or stops it.
 
     The source reads the events topic from the earliest offset on a new checkpoint; `once` processes what
-    is there when it starts, then stops (Trigger.AvailableNow). `step`: see `job.build_pipeline`."""
+    is there when it starts, then stops (Trigger.AvailableNow). `sink_options`: the exactly-once sink's own
+    options (`streaming.spark.kafka_sink`, e.g. ``spillBytesPerTask``). `step`: see `job.build_pipeline`."""
     client = {f"kafka.{k}": v for k, v in (kafka_options or {}).items()}
     client["kafka.bootstrap.servers"] = bootstrap
     reader = (spark.readStream.format("rebalance-kafka").options(**client)
@@ -57,7 +59,7 @@ def start_serve(
     sinks = {DIFF: topics.diffs, DEAD_LETTER: topics.dead_letter, CONFORMANCE: topics.conformance}
     output = build_pipeline(spark, reader.load(), config, sinks,
                             source="kafka", step=step)
-    return start_query(output, "rebalance-kafka-eos", client, str(checkpoint), once=once)
+    return start_query(output, "rebalance-kafka-eos", {**(sink_options or {}), **client}, str(checkpoint), once=once)
 
 
 def serve_events(spark: SparkSession, bootstrap: str, config: PipelineConfig, *, progress=sys.stderr,
