@@ -398,7 +398,9 @@ def build_spec(
         key = tuple(m.topics)
         known = seen_subscriptions.get(key)
         if known is None:
-            subs = tuple(dict.fromkeys(_check_str(t, f"{where}.topics") for t in key))
+            # a name of `topics` was checked there (a str equal to a key is that key); only others are checked
+            subs = tuple(dict.fromkeys(t if type(t) is str and t in topic_index else _check_str(t, f"{where}.topics")
+                                       for t in key))
             indices = np.array([topic_index[t] for t in subs if t in topic_index], dtype=np.int32)
             indices.flags.writeable = False  # shared by every member with this subscription
             known = seen_subscriptions[key] = (subs, indices)
