@@ -60,6 +60,7 @@ from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
+_HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -910,34 +911,48 @@ class _GeneralBuilder:
     def _water_fill(self, pids: np.ndarray, cands: np.ndarray, stamps: np.ndarray | None = None) -> None:
         """Give each partition of `pids`, one after the other, to the least loaded of `cands` by (size,
         member id): member m's k-th new partition comes at "level" size_m + k, and the partitions go
-        out in (level, id) order. `stamps`: their places in the members' lists (default: next ones)."""
+        out in (level, id) order. `stamps`: their places in the members' lists (default: next ones).
+        Up to `_HEAP_FILL` partitions (most calls: a departed member's share) a heap hands them out one by
+        one, cheaper than the two dozen numpy calls that compute the levels at once."""
         ctx = self.ctx
         n = pids.size
-        s = self.sizes[cands]
-        rank = ctx.id_rank[cands]
-        # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
-        # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
-        ss = np.sort(s)
-        cap = np.concatenate((ss[1:], ss[:1] + n))
-        level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
-        lo = int(level[level >= ss].max())
-        take = np.maximum(lo - s, 0)
-        extra = n - int(take.sum())
-        if extra:
-            at_level = np.flatnonzero(s <= lo)
-            chosen = at_level[np.argsort(rank[at_level])[:extra]]
-            take[chosen] += 1
-        members = np.repeat(np.arange(cands.size), take)
-        first = np.repeat(np.cumsum(take) - take, take)
-        levels = s[members] + np.arange(n) - first
-        order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
-        recipients = cands[members[order]]
-        self.owner[pids] = recipients
+        if n <= _HEAP_FILL:
+            members = cands.tolist()
+            rank_of = ctx.id_rank_list
+            heap = [(s, rank_of[m], m) for s, m in zip(self.sizes[cands].tolist(), members, strict=True)]
+            heapq.heapify(heap)
+            got = []
+            for _ in range(n):
+                s, r, m = heap[0]
+                got.append(m)
+                heapq.heapreplace(heap, (s + 1, r, m))
+            self.owner[pids] = got
+            self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
+        else:
+            s = self.sizes[cands]
+            rank = ctx.id_rank[cands]
+            # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
+            # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
+            ss = np.sort(s)
+            cap = np.concatenate((ss[1:], ss[:1] + n))
+            level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
+            lo = int(level[level >= ss].max())
+            take = np.maximum(lo - s, 0)
+            extra = n - int(take.sum())
+            if extra:
+                at_level = np.flatnonzero(s <= lo)
+                chosen = at_level[np.argsort(rank[at_level])[:extra]]
+                take[chosen] += 1
+            members = np.repeat(np.arange(cands.size), take)
+            first = np.repeat(np.cumsum(take) - take, take)
+            levels = s[members] + np.arange(n) - first
+            order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
+            self.owner[pids] = cands[members[order]]
+            self.sizes[cands] += take
         if stamps is None:
             stamps = np.arange(self.next_stamp, self.next_stamp + n)
             self.next_stamp += n
         self.stamp[pids] = stamps
-        self.sizes[cands] += take
 
     def _assign_plain(self, pids: np.ndarray) -> None:
         if not pids.size:
@@ -1120,8 +1135,10 @@ class _Reassignment:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
         cut short when a pass would start from a state an earlier pass started from (Java would repeat
         those passes forever, see the module docstring). The movement records and their `HashSet` orders
-        are that state: owners are the ones before the first pass plus the recorded net moves."""
-        if not partitions.size:
+        are that state: owners are the ones before the first pass plus the recorded net moves. Balanced
+        already, the first pass stops at its first partition (most calls: the second `perform` of a build
+        usually starts where the first one balanced the group), so nothing needs setting up."""
+        if not partitions.size or not self.unbalanced:
             return False
         runs = _topic_runs(partitions, self.b.ctx.partition_topic)
         with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
@@ -1201,7 +1218,13 @@ class _Reassignment:
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
-        held_old, held_new = self._held(old), self._held(new)
+        held = self.held
+        held_old = held.get(old)
+        if held_old is None:
+            held_old = self._held(old)
+        held_new = held.get(new)
+        if held_new is None:
+            held_new = self._held(new)
         most, n_most = self.most, self.n_most
         changed = [t]
         holders = self.holders[t]
@@ -1242,7 +1265,8 @@ class _Reassignment:
                 n_most[k] += 1
         sizes[new] = up
         least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
-        old_topics, new_topics = self._topics(old), self._topics(new)
+        flat, at = self.topics_flat, self.topics_at
+        old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
@@ -1272,9 +1296,9 @@ class _Reassignment:
                 for k in topics:
                     n_full[k] += 1
                 changed += topics
-        unbalanced = self.unbalanced
+        unbalanced, breaks = self.unbalanced, self._breaks
         for k in set(changed):  # each topic judged once, on the final state
-            if self._breaks(k):
+            if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
                 unbalanced.add(k)
             else:
                 unbalanced.discard(k)
