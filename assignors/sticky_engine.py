@@ -48,7 +48,6 @@ import itertools
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
 
@@ -56,7 +55,7 @@ import numpy as np
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
+from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
@@ -64,16 +63,55 @@ _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many parti
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
-@dataclass
 class EngineResult:
-    """The engine's result: Kafka's per-member lists (in Kafka's list order) and its
+    """The engine's result: Kafka's per-member lists (`assignment`, in Kafka's list order) and its
     `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
-    path (Kafka's null map)."""
+    path (Kafka's null map); read-only arrays."""
 
-    assignment: list[np.ndarray]
-    transfer_ids: np.ndarray | None
-    transfer_owners: np.ndarray | None
-    general: bool
+    general = False
+
+    def __init__(
+        self, spec: GroupSpec, assignment: list[np.ndarray], transfer_ids: np.ndarray, transfer_owners: np.ndarray
+    ) -> None:
+        self.num_partitions = spec.num_partitions
+        self.assignment = assignment
+        self.transfer_ids: np.ndarray | None = transfer_ids
+        self.transfer_owners: np.ndarray | None = transfer_owners
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """int32 owner (member index, -1: nobody) per global id, read-only: what `assign_owners` hands the
+        streaming state machine. Computed on first use and kept with the result, so a repeated call (see
+        `run_engine`) and the cooperative assignor on top read it without going over the lists again."""
+        owners = owner_of(self.assignment, self.num_partitions)
+        owners.flags.writeable = False
+        return owners
+
+
+class _GeneralResult(EngineResult):
+    """The general path's result, read from its builder on first use: `assign` wants the per-member lists
+    (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
+
+    general = True
+
+    def __init__(self, spec: GroupSpec, builder: _GeneralBuilder, leader_order: np.ndarray | None) -> None:
+        self.num_partitions = spec.num_partitions
+        self.transfer_ids = self.transfer_owners = None
+        self._builder = builder
+        self._leader_order = leader_order  # None: the builder's members are in member order
+
+    @cached_property
+    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+        return _read_only(_in_member_order(self._builder.result(), self._leader_order))
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        owner = self._builder.owner
+        if self._leader_order is not None:
+            owner = np.where(owner >= 0, self._leader_order[owner], -1)
+        owners = owner.astype(np.int32)
+        owners.flags.writeable = False
+        return owners
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
@@ -88,7 +126,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine."""
     if spec.num_members == 0:
-        return EngineResult([], _EMPTY, _EMPTY, False)
+        return EngineResult(spec, [], _EMPTY, _EMPTY)
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, prefer_rack_aware)
     gens = _clamped_generations(spec)
@@ -116,23 +154,33 @@ def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
     ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
-    if ctx.all_equal:
-        assignment, ids, owners = _ConstrainedBuilder(ctx).build()
-        general = False
-    else:
-        assignment, ids, owners = _GeneralBuilder(ctx).build(), None, None
-        general = True
+    if not ctx.all_equal:
+        builder = _GeneralBuilder(ctx)
+        builder.build()
+        return _GeneralResult(spec, builder, None if in_order else order)
+    assignment, ids, owners = _ConstrainedBuilder(ctx).build()
     if not in_order:
-        back = [_EMPTY] * len(assignment)
-        for pos, m in enumerate(at):
-            back[m] = assignment[pos]
-        assignment = back
-        if owners is not None:
-            owners = order[owners]
-    for array in (*assignment, ids, owners):
-        if array is not None:
-            array.flags.writeable = False
-    return EngineResult(assignment, ids, owners, general)
+        owners = order[owners]
+    ids.flags.writeable = owners.flags.writeable = False
+    return EngineResult(spec, _read_only(_in_member_order(assignment, None if in_order else order)), ids, owners)
+
+
+def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
+    """Per-member lists computed over the members in `leader_order` (None: in member order already),
+    in member order."""
+    if leader_order is None:
+        return assignment
+    back = [_EMPTY] * len(assignment)
+    for pos, m in enumerate(leader_order.tolist()):
+        back[m] = assignment[pos]
+    return back
+
+
+def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """`arrays`, each made read-only: results are shared by repeated calls."""
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
 
 
 class _Context:
@@ -964,7 +1012,7 @@ class _GeneralBuilder:
 
     # -- balancing -----------------------------------------------------------------------------------
 
-    def build(self) -> list[np.ndarray]:
+    def build(self) -> None:
         ctx = self.ctx
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
@@ -985,7 +1033,7 @@ class _GeneralBuilder:
         active = (self.sizes < self.max_size) | holds_movable
         active_sizes = self.sizes[active]
         if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
-            return self._result()  # `isBalanced`'s first test holds, and only a move could change that
+            return  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
@@ -1002,7 +1050,6 @@ class _GeneralBuilder:
         # (with the moves of the unassigned partitions' round)
         if initializing or not performed or moves.balance_score() < _balance_score(active_sizes):
             moves.keep()
-        return self._result()
 
     def _throw_fixed_prev(self, pid: int, owner: int) -> None:
         """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
@@ -1020,7 +1067,8 @@ class _GeneralBuilder:
             "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
         )
 
-    def _result(self) -> list[np.ndarray]:
+    def result(self) -> list[np.ndarray]:
+        """Per member (in the builder's order): its partitions in Kafka's list order."""
         ids = np.flatnonzero(self.owner >= 0)
         owners = self.owner[ids]
         order = np.lexsort((self.stamp[ids], owners))
