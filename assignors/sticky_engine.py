@@ -128,7 +128,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_members == 0:
         return EngineResult(spec, [], _EMPTY, _EMPTY)
     if spec.num_partitions > _MEMO_PARTITIONS:
-        return _run_engine(spec, prefer_rack_aware)
+        return _run_engine(spec, _Members(spec, prefer_rack_aware))
     gens = _clamped_generations(spec)
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
@@ -136,7 +136,10 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     memo = spec.round_results
     result = memo.get(key)
     if result is None:
-        result = memo[key] = _run_engine(spec, prefer_rack_aware)
+        members = memo.get(("sticky members", prefer_rack_aware))
+        if members is None:
+            members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
+        result = memo[key] = _run_engine(spec, members)
     return result
 
 
@@ -145,24 +148,20 @@ def _clamped_generations(spec: GroupSpec) -> list[int]:
     return [g if g > -1 else -1 for g in spec.generations.tolist()]
 
 
-def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
-    order = spec.leader_order
-    at = order.tolist()
-    in_order = at == sorted(at)
-    if not in_order:  # the reordered copy shares the topic layout's caches computed so far
-        _ = spec.partition_topic, spec.topics_by_name
-    ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
+def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
+    order = members.leader_order
+    ctx = _Context(members.in_leader_order(spec), members)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
         builder = _GeneralBuilder(ctx)
         builder.build()
-        return _GeneralResult(spec, builder, None if in_order else order)
+        return _GeneralResult(spec, builder, order)
     assignment, ids, owners = _ConstrainedBuilder(ctx).build()
-    if not in_order:
+    if order is not None:
         owners = order[owners]
     ids.flags.writeable = owners.flags.writeable = False
-    return EngineResult(spec, _read_only(_in_member_order(assignment, None if in_order else order)), ids, owners)
+    return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -183,11 +182,22 @@ def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
-class _Context:
-    """Per-call facts shared by both builders: the pre-pass and the rack information."""
+class _Members:
+    """What a call derives from its topics and members alone (members in the leader's order; a round's
+    `owned` and `generations` are not read): the rack information, the members' id order, which path
+    applies, and the tables the builders compute from it on first use. It is the same for every round of
+    a streaming event (eager and cooperative sticky, a cooperative follow-up: about half the engine's calls
+    on the bench log come after another one on the same topics and members), so `run_engine` keeps it
+    with the event's spec."""
 
-    def __init__(self, spec: GroupSpec, prefer_rack_aware: bool = False) -> None:
-        self.spec = spec
+    def __init__(self, spec: GroupSpec, prefer_rack_aware: bool) -> None:
+        order = spec.leader_order
+        at = order.tolist()
+        self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
+        if self.leader_order is not None:  # the reordered copy shares the topic layout's caches computed so far
+            _ = spec.partition_topic, spec.topics_by_name, spec.partition_number
+            spec = spec.reordered(order)
+        self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware
         m = self.num_members = spec.num_members
         self.num_partitions = spec.num_partitions
@@ -205,11 +215,16 @@ class _Context:
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
         self.id_rank = np.array(rank, dtype=np.int64)
-        self.generations = _clamped_generations(spec)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
-        self._recover_owned()
-        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
+
+    def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
+        """A round of these topics and members (`spec`, in member order) in the leader's order."""
+        order = self.leader_order
+        if order is None:
+            return spec
+        owned = spec.owned
+        return self.spec.for_round([owned[m] for m in order.tolist()], spec.generations[order])
 
     @cached_property
     def topic_name_pos(self) -> np.ndarray:
@@ -246,6 +261,72 @@ class _Context:
             elif len(topics) != len(reference) or not reference.issuperset(topics):
                 return False
         return True
+
+    @cached_property
+    def name_ordered(self) -> np.ndarray:
+        """All partitions of subscribed topics in (topic name, partition) order."""
+        return topic_blocks(self.spec, self.topics_by_name)
+
+    @cached_property
+    def subscriber_tables(self) -> tuple:
+        """`_GeneralBuilder`'s tables (see there)."""
+        spec = self.spec
+        m = self.num_members
+        n_topics = len(spec.topic_names)
+        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
+        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
+        by_topic = np.lexsort((self.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
+        num_subs = np.bincount(sub_topic, minlength=n_topics)
+        sub_by_topic = sub_member[by_topic]
+        bounds = [0, *np.cumsum(num_subs).tolist()]
+        topic_subs = [sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
+        sub_codes = np.sort(sub_member * n_topics + sub_topic)
+        max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
+        counts = num_subs.tolist()
+        keys = {t: (counts[t], java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
+        sorted_all = topic_blocks(spec, sorted(self.topics_by_name, key=keys.__getitem__))
+        return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
+
+    @cached_property
+    def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
+        """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
+        subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
+        n_topics = len(self.spec.topic_names)
+        movable_topic = num_subs >= 2
+        topics = np.flatnonzero(movable_topic).tolist()
+        flat = sub_by_topic.tolist()
+        bounds = [0, *np.cumsum(num_subs).tolist()]
+        subs: list[list[int]] = [[] for _ in range(n_topics)]
+        for t in topics:
+            subs[t] = flat[bounds[t] : bounds[t + 1]]
+        codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
+        topics_at = np.searchsorted(codes // n_topics, np.arange(self.num_members + 1)).tolist()
+        return topics, subs, (codes % n_topics).tolist(), topics_at
+
+
+class _Context:
+    """Per-call facts shared by both builders: the round's owned partitions after the pre-pass, and its
+    members' `_Members` (whose facts it carries under the same names)."""
+
+    def __init__(self, spec: GroupSpec, members: _Members) -> None:
+        self.spec = spec
+        self.members = members
+        self.prefer_rack_aware = members.prefer_rack_aware
+        self.num_members, self.num_partitions = members.num_members, members.num_partitions
+        self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
+        self.topics_by_name = members.topics_by_name
+        self.id_rank_list, self.id_rank = members.id_rank_list, members.id_rank
+        self.has_rack, self.rack_on = members.has_rack, members.rack_on
+        self.partition_bits, self.member_bits = members.partition_bits, members.member_bits
+        self.all_equal = members.all_equal
+        self.generations = _clamped_generations(spec)
+        self._recover_owned()
+        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
+
+    @property
+    def topic_name_pos(self) -> np.ndarray:
+        return self.members.topic_name_pos
 
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
@@ -322,10 +403,6 @@ class _Context:
         kept = {m: [tp for tp in claims if tp not in multi] for m, claims in kept.items()}
         return {m: claims for m, claims in kept.items() if claims}
 
-    def name_ordered_partitions(self) -> np.ndarray:
-        """All partitions of subscribed topics in (topic name, partition) order."""
-        return topic_blocks(self.spec, self.topics_by_name)
-
 
 # --------------------------------------------------------------------------------------------------
 # Constrained builder: Kafka's `ConstrainedAssignmentBuilder` (every member subscribes to the same topics)
@@ -361,7 +438,7 @@ class _ConstrainedBuilder:
         """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
         assigned = self._assign_owned()
-        ordered = ctx.name_ordered_partitions()
+        ordered = ctx.members.name_ordered
         unlisted = ~assigned[ordered]
         if self.first_phantom is not None:
             # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
@@ -832,26 +909,15 @@ def _balance_score(sizes: np.ndarray) -> int:
 class _GeneralBuilder:
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
-        spec = ctx.spec
-        m = ctx.num_members
         self.owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
         self.stamp = np.zeros(ctx.num_partitions, dtype=np.int64)
         self.next_stamp = 0
-        n_topics = len(spec.topic_names)
-        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
-        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
-        self.num_subs = np.bincount(sub_topic, minlength=n_topics)
-        self.sub_by_topic = sub_member[by_topic]
-        bounds = [0, *np.cumsum(self.num_subs).tolist()]
-        self.topic_subs = [self.sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
-        self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
-        self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
-        self.sizes = np.zeros(m, dtype=np.int64)
-        num_subs = self.num_subs.tolist()
-        keys = {t: (num_subs[t], java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
-        self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
-        self.sorted_all = topic_blocks(spec, self.sorted_topics)
+        # subscribers per topic (`num_subs`, `sub_by_topic` in member id order, `topic_subs` its slices),
+        # (member, topic) codes `member * n_topics + topic` sorted, each member's maximum size, and all
+        # subscribed partitions, topics sorted by (subscriber count, name)
+        (self.num_subs, self.sub_by_topic, self.topic_subs, self.sub_codes, self.max_size,
+         self.sorted_all) = ctx.members.subscriber_tables
+        self.sizes = np.zeros(ctx.num_members, dtype=np.int64)
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -1042,7 +1108,7 @@ class _GeneralBuilder:
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
             prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, movable_topic, prev_owner, np.flatnonzero(active))
+        moves = _Reassignment(self, prev_owner, np.flatnonzero(active))
         if not revocation_required:
             moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
         performed = moves.perform(movable_all)
@@ -1104,9 +1170,7 @@ class _Reassignment:
 
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-    def __init__(
-        self, builder: _GeneralBuilder, movable_topic: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
-    ) -> None:
+    def __init__(self, builder: _GeneralBuilder, prev_owner: np.ndarray, active: np.ndarray) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
@@ -1120,18 +1184,9 @@ class _Reassignment:
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
-        topics = np.flatnonzero(movable_topic).tolist()
-        # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
-        flat = builder.sub_by_topic.tolist()
-        bounds = [0, *np.cumsum(builder.num_subs).tolist()]
-        subs: list[list[int]] = [[] for _ in range(n_topics)]
-        for t in topics:
-            subs[t] = flat[bounds[t] : bounds[t + 1]]
-        self.subs = subs
-        # the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
-        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # member * n_topics + topic, sorted
-        self.topics_flat: list[int] = (codes % n_topics).tolist()
-        self.topics_at: list[int] = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
+        # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
+        # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
+        topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         owner = self.owner
         # partitions held per (topic, member); `held` has the same per member, for the members moves touched
