@@ -197,7 +197,7 @@ class _Members:
         at = order.tolist()
         self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
         if self.leader_order is not None:  # the reordered copy shares the topic layout's caches computed so far
-            _ = spec.partition_topic, spec.topics_by_name, spec.partition_number
+            _ = spec.partition_topic, spec.topics_by_name
             spec = spec.reordered(order)
         self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware
