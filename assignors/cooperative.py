@@ -16,14 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from assignors.model import GroupSpec
-from assignors.sticky_engine import run_engine
+from assignors.sticky_engine import EngineResult, run_engine
 
 
-def transferring_after_the_fact(spec: GroupSpec, assignment: list[np.ndarray]) -> np.ndarray:
-    """Boolean per global id: gained by a member that did not own it and lost by a member that did."""
-    new_owner = np.full(spec.num_partitions, -1, dtype=np.int64)
-    for m, ids in enumerate(assignment):
-        new_owner[ids] = m
+def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray:
+    """Boolean per global id: gained by a member that did not own it and lost by a member that did
+    (`new_owner`: the engine's owner per global id)."""
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:
         return np.zeros(spec.num_partitions, dtype=bool)
@@ -43,12 +41,26 @@ class CooperativeStickyAssignor:
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        assignment = result.assignment
-        if result.general:
-            withheld = transferring_after_the_fact(spec, assignment)
-        else:
-            if not result.transfer_ids.size:
-                return assignment
-            withheld = np.zeros(spec.num_partitions, dtype=bool)
-            withheld[result.transfer_ids] = True
-        return [ids[~withheld[ids]] if ids.size else ids for ids in assignment]
+        if not (result.general or result.transfer_ids.size):
+            return result.assignment
+        withheld = _withheld(spec, result)
+        return [ids[~withheld[ids]] if ids.size else ids for ids in result.assignment]
+
+    def owners(self, spec: GroupSpec) -> np.ndarray:
+        """int32 member index per global partition id (-1: nobody): `assign` as `assign_owners` wants it,
+        the engine's owners without the transferring partitions, and no per-member lists."""
+        result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
+        if not (result.general or result.transfer_ids.size):
+            return result.owners
+        owners = result.owners.copy()
+        owners[_withheld(spec, result)] = -1
+        return owners
+
+
+def _withheld(spec: GroupSpec, result: EngineResult) -> np.ndarray:
+    """Boolean per global id: the partitions transferring ownership, which nobody gets this round."""
+    if result.general:
+        return transferring_after_the_fact(spec, result.owners)
+    withheld = np.zeros(spec.num_partitions, dtype=bool)
+    withheld[result.transfer_ids] = True
+    return withheld

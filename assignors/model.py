@@ -127,7 +127,8 @@ class GroupSpec:
         """Results of assignor calls on these topics and members, keyed by what else such a call depends on
         (its round's `owned` and `generations`, the strategy's options). The streaming state machine runs
         every strategy's rounds of an event on copies of one spec (`for_round`, which share this dict), and
-        eager and cooperative sticky often make the same engine call from the same ownership."""
+        eager and cooperative sticky often make the same engine call from the same ownership. The sticky
+        engine also keeps here what it derives from the topics and members alone, for the event's next call."""
         return {}
 
     def reordered(self, order: np.ndarray) -> GroupSpec:

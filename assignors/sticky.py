@@ -20,3 +20,8 @@ class StickyAssignor:
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
         return run_engine(spec, prefer_rack_aware=self.prefer_rack_aware).assignment
+
+    def owners(self, spec: GroupSpec) -> np.ndarray:
+        """int32 member index per global partition id (-1: nobody), read-only: `assign` as `assign_owners`
+        wants it, shared with a repeated call's result (`EngineResult.owners`)."""
+        return run_engine(spec, prefer_rack_aware=self.prefer_rack_aware).owners

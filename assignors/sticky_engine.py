@@ -48,7 +48,6 @@ import itertools
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
 
@@ -56,23 +55,64 @@ import numpy as np
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
+from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
+_HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
-@dataclass
 class EngineResult:
-    """The engine's result: Kafka's per-member lists (in Kafka's list order) and its
+    """The engine's result: Kafka's per-member lists (`assignment`, in Kafka's list order) and its
     `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
-    path (Kafka's null map)."""
+    path (Kafka's null map); read-only arrays."""
 
-    assignment: list[np.ndarray]
-    transfer_ids: np.ndarray | None
-    transfer_owners: np.ndarray | None
-    general: bool
+    general = False
+
+    def __init__(
+        self, spec: GroupSpec, assignment: list[np.ndarray], transfer_ids: np.ndarray, transfer_owners: np.ndarray
+    ) -> None:
+        self.num_partitions = spec.num_partitions
+        self.assignment = assignment
+        self.transfer_ids: np.ndarray | None = transfer_ids
+        self.transfer_owners: np.ndarray | None = transfer_owners
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """int32 owner (member index, -1: nobody) per global id, read-only: what `assign_owners` hands the
+        streaming state machine. Computed on first use and kept with the result, so a repeated call (see
+        `run_engine`) and the cooperative assignor on top read it without going over the lists again."""
+        owners = owner_of(self.assignment, self.num_partitions)
+        owners.flags.writeable = False
+        return owners
+
+
+class _GeneralResult(EngineResult):
+    """The general path's result, read from its builder on first use: `assign` wants the per-member lists
+    (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
+
+    general = True
+
+    def __init__(self, spec: GroupSpec, builder: _GeneralBuilder, leader_order: np.ndarray | None) -> None:
+        self.num_partitions = spec.num_partitions
+        self.transfer_ids = self.transfer_owners = None
+        self._builder = builder
+        self._leader_order = leader_order  # None: the builder's members are in member order
+
+    @cached_property
+    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+        return _read_only(_in_member_order(self._builder.result(), self._leader_order))
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """`EngineResult.owners` straight from the builder's owner per global id."""
+        owner = self._builder.owner
+        if self._leader_order is not None:
+            owner = np.where(owner >= 0, self._leader_order[owner], -1)
+        owners = owner.astype(np.int32)
+        owners.flags.writeable = False
+        return owners
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
@@ -85,11 +125,12 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
     exact value shows only in an error message, and failed calls are not kept), so the key holds those.
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
-    call that repeats nothing, so big groups always run the engine."""
+    call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
+    `_Members` (what it derives from the topics and members alone) for the next call that runs."""
     if spec.num_members == 0:
-        return EngineResult([], _EMPTY, _EMPTY, False)
+        return EngineResult(spec, [], _EMPTY, _EMPTY)
     if spec.num_partitions > _MEMO_PARTITIONS:
-        return _run_engine(spec, prefer_rack_aware)
+        return _run_engine(spec, _Members(spec, prefer_rack_aware))
     gens = _clamped_generations(spec)
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
@@ -97,7 +138,10 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     memo = spec.round_results
     result = memo.get(key)
     if result is None:
-        result = memo[key] = _run_engine(spec, prefer_rack_aware)
+        members = memo.get(("sticky members", prefer_rack_aware))
+        if members is None:
+            members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
+        result = memo[key] = _run_engine(spec, members)
     return result
 
 
@@ -106,39 +150,56 @@ def _clamped_generations(spec: GroupSpec) -> list[int]:
     return [g if g > -1 else -1 for g in spec.generations.tolist()]
 
 
-def _run_engine(spec: GroupSpec, prefer_rack_aware: bool) -> EngineResult:
-    order = spec.leader_order
-    at = order.tolist()
-    in_order = at == sorted(at)
-    if not in_order:  # the reordered copy shares the topic layout's caches computed so far
-        _ = spec.partition_topic, spec.topics_by_name
-    ctx = _Context(spec if in_order else spec.reordered(order), prefer_rack_aware)
+def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
+    order = members.leader_order
+    ctx = _Context(members.in_leader_order(spec), members)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
-    if ctx.all_equal:
-        assignment, ids, owners = _ConstrainedBuilder(ctx).build()
-        general = False
-    else:
-        assignment, ids, owners = _GeneralBuilder(ctx).build(), None, None
-        general = True
-    if not in_order:
-        back = [_EMPTY] * len(assignment)
-        for pos, m in enumerate(at):
-            back[m] = assignment[pos]
-        assignment = back
-        if owners is not None:
-            owners = order[owners]
-    for array in (*assignment, ids, owners):
-        if array is not None:
-            array.flags.writeable = False
-    return EngineResult(assignment, ids, owners, general)
+    if not ctx.all_equal:
+        builder = _GeneralBuilder(ctx)
+        builder.build()
+        return _GeneralResult(spec, builder, order)
+    assignment, ids, owners = _ConstrainedBuilder(ctx).build()
+    if order is not None:
+        owners = order[owners]
+    ids.flags.writeable = owners.flags.writeable = False
+    return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
-class _Context:
-    """Per-call facts shared by both builders: the pre-pass and the rack information."""
+def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
+    """Per-member lists computed over the members in `leader_order` (None: in member order already),
+    in member order."""
+    if leader_order is None:
+        return assignment
+    back = [_EMPTY] * len(assignment)
+    for pos, m in enumerate(leader_order.tolist()):
+        back[m] = assignment[pos]
+    return back
 
-    def __init__(self, spec: GroupSpec, prefer_rack_aware: bool = False) -> None:
-        self.spec = spec
+
+def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """`arrays`, each made read-only: results are shared by repeated calls."""
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays
+
+
+class _Members:
+    """What a call derives from its topics and members alone (members in the leader's order; a round's
+    `owned` and `generations` are not read): the rack information, the members' id order, which path
+    applies, and the tables the builders compute from it on first use. It is the same for every round of
+    a streaming event (eager and cooperative sticky, a cooperative follow-up: 37 % of the engine runs on the
+    bench log come after another one on the same topics and members), so `run_engine` keeps it with the
+    event's spec."""
+
+    def __init__(self, spec: GroupSpec, prefer_rack_aware: bool) -> None:
+        order = spec.leader_order
+        at = order.tolist()
+        self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
+        if self.leader_order is not None:  # the reordered copy shares the topic layout's caches computed so far
+            _ = spec.partition_topic, spec.topics_by_name
+            spec = spec.reordered(order)
+        self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware
         m = self.num_members = spec.num_members
         self.num_partitions = spec.num_partitions
@@ -156,11 +217,16 @@ class _Context:
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
         self.id_rank = np.array(rank, dtype=np.int64)
-        self.generations = _clamped_generations(spec)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
-        self._recover_owned()
-        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
+
+    def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
+        """A round of these topics and members (`spec`, in member order) in the leader's order."""
+        order = self.leader_order
+        if order is None:
+            return spec
+        owned = spec.owned
+        return self.spec.for_round([owned[m] for m in order.tolist()], spec.generations[order])
 
     @cached_property
     def topic_name_pos(self) -> np.ndarray:
@@ -197,6 +263,72 @@ class _Context:
             elif len(topics) != len(reference) or not reference.issuperset(topics):
                 return False
         return True
+
+    @cached_property
+    def name_ordered(self) -> np.ndarray:
+        """All partitions of subscribed topics in (topic name, partition) order."""
+        return topic_blocks(self.spec, self.topics_by_name)
+
+    @cached_property
+    def subscriber_tables(self) -> tuple:
+        """`_GeneralBuilder`'s tables (see there)."""
+        spec = self.spec
+        m = self.num_members
+        n_topics = len(spec.topic_names)
+        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
+        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
+        by_topic = np.lexsort((self.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
+        num_subs = np.bincount(sub_topic, minlength=n_topics)
+        sub_by_topic = sub_member[by_topic]
+        bounds = [0, *np.cumsum(num_subs).tolist()]
+        topic_subs = [sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
+        sub_codes = np.sort(sub_member * n_topics + sub_topic)
+        max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
+        counts = num_subs.tolist()
+        keys = {t: (counts[t], java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
+        sorted_all = topic_blocks(spec, sorted(self.topics_by_name, key=keys.__getitem__))
+        return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
+
+    @cached_property
+    def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
+        """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
+        subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
+        n_topics = len(self.spec.topic_names)
+        movable_topic = num_subs >= 2
+        topics = np.flatnonzero(movable_topic).tolist()
+        flat = sub_by_topic.tolist()
+        bounds = [0, *np.cumsum(num_subs).tolist()]
+        subs: list[list[int]] = [[] for _ in range(n_topics)]
+        for t in topics:
+            subs[t] = flat[bounds[t] : bounds[t + 1]]
+        codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
+        topics_at = np.searchsorted(codes // n_topics, np.arange(self.num_members + 1)).tolist()
+        return topics, subs, (codes % n_topics).tolist(), topics_at
+
+
+class _Context:
+    """Per-call facts shared by both builders: the round's owned partitions after the pre-pass, and its
+    members' `_Members` (whose facts it carries under the same names)."""
+
+    def __init__(self, spec: GroupSpec, members: _Members) -> None:
+        self.spec = spec
+        self.members = members
+        self.prefer_rack_aware = members.prefer_rack_aware
+        self.num_members, self.num_partitions = members.num_members, members.num_partitions
+        self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
+        self.topics_by_name = members.topics_by_name
+        self.id_rank_list, self.id_rank = members.id_rank_list, members.id_rank
+        self.has_rack, self.rack_on = members.has_rack, members.rack_on
+        self.partition_bits, self.member_bits = members.partition_bits, members.member_bits
+        self.all_equal = members.all_equal
+        self.generations = _clamped_generations(spec)
+        self._recover_owned()
+        self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
+
+    @property
+    def topic_name_pos(self) -> np.ndarray:
+        return self.members.topic_name_pos
 
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
@@ -273,10 +405,6 @@ class _Context:
         kept = {m: [tp for tp in claims if tp not in multi] for m, claims in kept.items()}
         return {m: claims for m, claims in kept.items() if claims}
 
-    def name_ordered_partitions(self) -> np.ndarray:
-        """All partitions of subscribed topics in (topic name, partition) order."""
-        return topic_blocks(self.spec, self.topics_by_name)
-
 
 # --------------------------------------------------------------------------------------------------
 # Constrained builder: Kafka's `ConstrainedAssignmentBuilder` (every member subscribes to the same topics)
@@ -312,7 +440,7 @@ class _ConstrainedBuilder:
         """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
         assigned = self._assign_owned()
-        ordered = ctx.name_ordered_partitions()
+        ordered = ctx.members.name_ordered
         unlisted = ~assigned[ordered]
         if self.first_phantom is not None:
             # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
@@ -783,26 +911,15 @@ def _balance_score(sizes: np.ndarray) -> int:
 class _GeneralBuilder:
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
-        spec = ctx.spec
-        m = ctx.num_members
         self.owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
         self.stamp = np.zeros(ctx.num_partitions, dtype=np.int64)
         self.next_stamp = 0
-        n_topics = len(spec.topic_names)
-        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
-        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        by_topic = np.lexsort((ctx.id_rank[sub_member], sub_topic))  # then by member id, for `_Reassignment`
-        self.num_subs = np.bincount(sub_topic, minlength=n_topics)
-        self.sub_by_topic = sub_member[by_topic]
-        bounds = [0, *np.cumsum(self.num_subs).tolist()]
-        self.topic_subs = [self.sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
-        self.sub_codes = np.sort(sub_member * n_topics + sub_topic)
-        self.max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
-        self.sizes = np.zeros(m, dtype=np.int64)
-        num_subs = self.num_subs.tolist()
-        keys = {t: (num_subs[t], java_string_key(spec.topic_names[t])) for t in ctx.topics_by_name}
-        self.sorted_topics = sorted(ctx.topics_by_name, key=keys.__getitem__)
-        self.sorted_all = topic_blocks(spec, self.sorted_topics)
+        # subscribers per topic (`num_subs`, `sub_by_topic` in member id order, `topic_subs` its slices),
+        # (member, topic) codes `member * n_topics + topic` sorted, each member's maximum size, and all
+        # subscribed partitions, topics sorted by (subscriber count, name)
+        (self.num_subs, self.sub_by_topic, self.topic_subs, self.sub_codes, self.max_size,
+         self.sorted_all) = ctx.members.subscriber_tables
+        self.sizes = np.zeros(ctx.num_members, dtype=np.int64)
 
     # -- setup ---------------------------------------------------------------------------------------
 
@@ -910,34 +1027,48 @@ class _GeneralBuilder:
     def _water_fill(self, pids: np.ndarray, cands: np.ndarray, stamps: np.ndarray | None = None) -> None:
         """Give each partition of `pids`, one after the other, to the least loaded of `cands` by (size,
         member id): member m's k-th new partition comes at "level" size_m + k, and the partitions go
-        out in (level, id) order. `stamps`: their places in the members' lists (default: next ones)."""
+        out in (level, id) order. `stamps`: their places in the members' lists (default: next ones).
+        Up to `_HEAP_FILL` partitions (most calls: a departed member's share) a heap hands them out one by
+        one, cheaper than the two dozen numpy calls that compute the levels at once."""
         ctx = self.ctx
         n = pids.size
-        s = self.sizes[cands]
-        rank = ctx.id_rank[cands]
-        # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
-        # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
-        ss = np.sort(s)
-        cap = np.concatenate((ss[1:], ss[:1] + n))
-        level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
-        lo = int(level[level >= ss].max())
-        take = np.maximum(lo - s, 0)
-        extra = n - int(take.sum())
-        if extra:
-            at_level = np.flatnonzero(s <= lo)
-            chosen = at_level[np.argsort(rank[at_level])[:extra]]
-            take[chosen] += 1
-        members = np.repeat(np.arange(cands.size), take)
-        first = np.repeat(np.cumsum(take) - take, take)
-        levels = s[members] + np.arange(n) - first
-        order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
-        recipients = cands[members[order]]
-        self.owner[pids] = recipients
+        if n <= _HEAP_FILL:
+            members = cands.tolist()
+            rank_of = ctx.id_rank_list
+            heap = [(s, rank_of[m], m) for s, m in zip(self.sizes[cands].tolist(), members, strict=True)]
+            heapq.heapify(heap)
+            got = []
+            for _ in range(n):
+                s, r, m = heap[0]
+                got.append(m)
+                heapq.heapreplace(heap, (s + 1, r, m))
+            self.owner[pids] = got
+            self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
+        else:
+            s = self.sizes[cands]
+            rank = ctx.id_rank[cands]
+            # the largest level L with sum(max(0, L - s)) <= n: with the j smallest sizes below it (sorted
+            # sizes ss), L is at most (n + ss[0] + ... + ss[j-1]) // j and lies in [ss[j-1], ss[j]]
+            ss = np.sort(s)
+            cap = np.concatenate((ss[1:], ss[:1] + n))
+            level = np.minimum((n + np.cumsum(ss)) // np.arange(1, ss.size + 1), cap)
+            lo = int(level[level >= ss].max())
+            take = np.maximum(lo - s, 0)
+            extra = n - int(take.sum())
+            if extra:
+                at_level = np.flatnonzero(s <= lo)
+                chosen = at_level[np.argsort(rank[at_level])[:extra]]
+                take[chosen] += 1
+            members = np.repeat(np.arange(cands.size), take)
+            first = np.repeat(np.cumsum(take) - take, take)
+            levels = s[members] + np.arange(n) - first
+            order = np.argsort(levels * ctx.num_members + rank[members], kind="stable")
+            self.owner[pids] = cands[members[order]]
+            self.sizes[cands] += take
         if stamps is None:
             stamps = np.arange(self.next_stamp, self.next_stamp + n)
             self.next_stamp += n
         self.stamp[pids] = stamps
-        self.sizes[cands] += take
 
     def _assign_plain(self, pids: np.ndarray) -> None:
         if not pids.size:
@@ -949,7 +1080,7 @@ class _GeneralBuilder:
 
     # -- balancing -----------------------------------------------------------------------------------
 
-    def build(self) -> list[np.ndarray]:
+    def build(self) -> None:
         ctx = self.ctx
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
@@ -970,7 +1101,7 @@ class _GeneralBuilder:
         active = (self.sizes < self.max_size) | holds_movable
         active_sizes = self.sizes[active]
         if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
-            return self._result()  # `isBalanced`'s first test holds, and only a move could change that
+            return  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
@@ -979,7 +1110,7 @@ class _GeneralBuilder:
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
             prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, movable_topic, prev_owner, np.flatnonzero(active))
+        moves = _Reassignment(self, prev_owner, np.flatnonzero(active))
         if not revocation_required:
             moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
         performed = moves.perform(movable_all)
@@ -987,7 +1118,6 @@ class _GeneralBuilder:
         # (with the moves of the unassigned partitions' round)
         if initializing or not performed or moves.balance_score() < _balance_score(active_sizes):
             moves.keep()
-        return self._result()
 
     def _throw_fixed_prev(self, pid: int, owner: int) -> None:
         """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
@@ -1005,7 +1135,8 @@ class _GeneralBuilder:
             "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
         )
 
-    def _result(self) -> list[np.ndarray]:
+    def result(self) -> list[np.ndarray]:
+        """Per member (in the builder's order): its partitions in Kafka's list order."""
         ids = np.flatnonzero(self.owner >= 0)
         owners = self.owner[ids]
         order = np.lexsort((self.stamp[ids], owners))
@@ -1041,9 +1172,7 @@ class _Reassignment:
 
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-    def __init__(
-        self, builder: _GeneralBuilder, movable_topic: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
-    ) -> None:
+    def __init__(self, builder: _GeneralBuilder, prev_owner: np.ndarray, active: np.ndarray) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
@@ -1057,18 +1186,9 @@ class _Reassignment:
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
-        topics = np.flatnonzero(movable_topic).tolist()
-        # subscribers in member id order: the least loaded by (size, id) is the first one at the least size
-        flat = builder.sub_by_topic.tolist()
-        bounds = [0, *np.cumsum(builder.num_subs).tolist()]
-        subs: list[list[int]] = [[] for _ in range(n_topics)]
-        for t in topics:
-            subs[t] = flat[bounds[t] : bounds[t + 1]]
-        self.subs = subs
-        # the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
-        codes = builder.sub_codes[movable_topic[builder.sub_codes % n_topics]]  # member * n_topics + topic, sorted
-        self.topics_flat: list[int] = (codes % n_topics).tolist()
-        self.topics_at: list[int] = np.searchsorted(codes // n_topics, np.arange(ctx.num_members + 1)).tolist()
+        # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
+        # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
+        topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         owner = self.owner
         # partitions held per (topic, member); `held` has the same per member, for the members moves touched
@@ -1120,8 +1240,10 @@ class _Reassignment:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
         cut short when a pass would start from a state an earlier pass started from (Java would repeat
         those passes forever, see the module docstring). The movement records and their `HashSet` orders
-        are that state: owners are the ones before the first pass plus the recorded net moves."""
-        if not partitions.size:
+        are that state: owners are the ones before the first pass plus the recorded net moves. Balanced
+        already, the first pass stops at its first partition (most calls: the second `perform` of a build
+        usually starts where the first one balanced the group), so nothing needs setting up."""
+        if not partitions.size or not self.unbalanced:
             return False
         runs = _topic_runs(partitions, self.b.ctx.partition_topic)
         with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
@@ -1201,7 +1323,13 @@ class _Reassignment:
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
-        held_old, held_new = self._held(old), self._held(new)
+        held = self.held
+        held_old = held.get(old)
+        if held_old is None:
+            held_old = self._held(old)
+        held_new = held.get(new)
+        if held_new is None:
+            held_new = self._held(new)
         most, n_most = self.most, self.n_most
         changed = [t]
         holders = self.holders[t]
@@ -1242,7 +1370,8 @@ class _Reassignment:
                 n_most[k] += 1
         sizes[new] = up
         least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
-        old_topics, new_topics = self._topics(old), self._topics(new)
+        flat, at = self.topics_flat, self.topics_at
+        old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
@@ -1272,9 +1401,9 @@ class _Reassignment:
                 for k in topics:
                     n_full[k] += 1
                 changed += topics
-        unbalanced = self.unbalanced
+        unbalanced, breaks = self.unbalanced, self._breaks
         for k in set(changed):  # each topic judged once, on the final state
-            if self._breaks(k):
+            if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
                 unbalanced.add(k)
             else:
                 unbalanced.discard(k)

@@ -34,6 +34,8 @@ from hypothesis import strategies as st
 
 from assignors import OWNERSHIP_BLIND, STRATEGIES, KafkaAssignorError, Member, assign
 from assignors.javaorder import hashmap_order
+from assignors.model import build_spec, owner_of
+from assignors.registry import get_assignor
 
 TP = tuple[str, int]
 STICKY_FAMILY = ("sticky", "cooperative-sticky")
@@ -364,6 +366,27 @@ def test_small_group_path_matches_arrays(strategy, group):
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr(f"assignors.{strategy}.SMALL_GROUP", 0)
         assert assign(strategy, topics, members, partition_racks) == small
+
+
+@pytest.mark.parametrize("strategy", STICKY_FAMILY)
+@ROUND_SETTINGS
+@given(group=groups())
+def test_sticky_owners_match_lists(strategy, group):
+    """The sticky assignors' `owners` (what the streaming state machine reads, from the engine's builder on
+    the general path) are their per-member lists as owners; and the engine's heap water-fill of small
+    runs gives what its numpy water-fill gives."""
+    topics, members, partition_racks = group
+    spec = build_spec(topics, members, partition_racks)
+    assignor = get_assignor(strategy)
+    try:
+        lists = assignor.assign(spec)
+    except KafkaAssignorError:  # Kafka itself throws on this input (see test_kafka_fidelity.py)
+        return
+    assert owner_of(lists, spec.num_partitions).tolist() == assignor.owners(spec).tolist()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr("assignors.sticky_engine._HEAP_FILL", 0)
+        vectorised = assignor.assign(build_spec(topics, members, partition_racks))
+    assert [ids.tolist() for ids in vectorised] == [ids.tolist() for ids in lists]
 
 
 @pytest.mark.parametrize("strategy", sorted(OWNERSHIP_BLIND))
