@@ -11,7 +11,7 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -97,6 +97,12 @@ class Relayout:
     subscribed: np.ndarray  # bool [member, live topic]
     subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
+
+    @cached_property
+    def subscribed_rows(self) -> list[list[bool]]:
+        """`subscribed` as Python lists, for the per-round checks of small groups (one numpy call per
+        event instead of one indexing per round)."""
+        return self.subscribed.tolist()
 
 
 @dataclass
