@@ -12,7 +12,7 @@ import json
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from itertools import accumulate, pairwise
+from itertools import accumulate, chain, pairwise
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"r
 
 _EMPTY_ENTRY = b'{"assigned":{},"revoked":{}}'
 _PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
+_ONE_CALL_PARTITIONS = 8_192  # up to this many listed partitions a record is encoded in one call first
 
 
 # built once: json.dumps with options builds a new encoder per call, which costs more than small records
@@ -228,16 +229,19 @@ def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], m
 
     Every part repeats `head` and `tail` (the metrics) and carries a share of `changes`, whole members
     where they fit; a member too big for one part is spread over consecutive parts. The JSON is assembled
-    from each member's serialised entry, so a million-partition diff is serialised once; the bytes are
-    those of `dumps({**head, "changes": changes, **tail})`.
+    from each member's serialised entry, so a million-partition diff is serialised once.
     """
-    prefix = _head_json(head)[:-1] + b',"changes":{'
-    entries = [_entry_json(member, sides) for member, sides in changes.items()]
-    tail_json = _tail_json(tail)
-    whole = prefix + b",".join(entries) + b"}," + tail_json[1:]
+    listed = sum(map(len, chain.from_iterable(side.values() for sides in changes.values() for side in sides.values())))
+    if listed <= _ONE_CALL_PARTITIONS:  # the usual small record: one encoder call (head and tail share no
+        whole = dumps({**head, "changes": changes, **tail})  # keys, so these are the bytes assembled below)
+        if len(whole) <= max_bytes:
+            return [whole]
+    prefix = dumps(head)[:-1] + b',"changes":{'
+    entries = [dumps(member) + b":" + dumps(sides) for member, sides in changes.items()]
+    whole = prefix + b",".join(entries) + b"}," + dumps(tail)[1:]
     if len(whole) <= max_bytes:
         return [whole]
-    budget = max_bytes - len(prefix) - len(tail_json) - _PART_FIELDS
+    budget = max_bytes - len(prefix) - len(dumps(tail)) - _PART_FIELDS
     if budget < 1_024:
         raise ValueError(f"diff record fields alone leave no room for changes under {max_bytes} bytes")
     parts: list[list[bytes]] = [[]]
@@ -251,54 +255,6 @@ def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], m
             used += len(piece) + 1
     return [prefix + b",".join(part) + b"}," + dumps({**tail, "part": i, "parts": len(parts)})[1:]
             for i, part in enumerate(parts, 1)]
-
-
-# Encoding is a large share of what a small round costs, and nearly every record has the fields below (no
-# `error`, `protocol`, `unconverged`, ...): their text is formatted directly, as `dumps` would write it (same
-# field order, compact separators, strings escaped by the same `encode_basestring`, ints by `repr`).
-_HEAD_FIELDS = ("group", "strategy", "generation", "phase", "cause")
-_TAIL_FIELDS = ("members", "partitions", "assigned", "revoked", "unassigned", "paused", "load_min", "load_max",
-                "moves", "min_moves", "event_ts", "emitted_ts")
-_string = json.encoder.encode_basestring  # what `_ENCODER` (ensure_ascii=False) escapes strings with
-# The last `cause` and its JSON: every strategy's rounds of an event share one cause dict, which is built
-# once per event and never changed after (group_state._cause, rounds._rejoin_cause); held here, it cannot
-# be collected and its identity reused while it is the key.
-_last_cause: list[Any] = [None, ""]
-
-
-def _head_json(head: dict[str, Any]) -> bytes:
-    """`dumps(head)`; the usual head (group, strategy, generation, phase, cause) formatted directly."""
-    if tuple(head) != _HEAD_FIELDS:
-        return dumps(head)
-    group, strategy, generation, phase, cause = head.values()
-    if cause is not _last_cause[0]:
-        _last_cause[:] = cause, _ENCODER.encode(cause)
-    return (f'{{"group":{_string(group)},"strategy":{_string(strategy)},"generation":{generation},'
-            f'"phase":{_string(phase)},"cause":{_last_cause[1]}}}').encode()
-
-
-def _tail_json(tail: dict[str, Any]) -> bytes:
-    """`dumps(tail)`; the usual tail formatted directly: the metrics (ints; `min_moves` None when optimality
-    is off), `event_ts` (None when unknown) and `emitted_ts`."""
-    if tuple(tail) != _TAIL_FIELDS:
-        return dumps(tail)
-    members, partitions, assigned, revoked, unassigned, paused, load_min, load_max, moved, least, event_ts, \
-        emitted_ts = tail.values()
-    return (f'{{"members":{members},"partitions":{partitions},"assigned":{assigned},"revoked":{revoked},'
-            f'"unassigned":{unassigned},"paused":{paused},"load_min":{load_min},"load_max":{load_max},'
-            f'"moves":{moved},"min_moves":{"null" if least is None else least},'
-            f'"event_ts":{"null" if event_ts is None else event_ts},"emitted_ts":{emitted_ts}}}').encode()
-
-
-def _entry_json(member: str, sides: dict[str, dict[str, list[int]]]) -> bytes:
-    """A member's `"member":{"assigned":{...},"revoked":{...}}` entry of `changes`, as `dumps` writes the pair
-    (partition numbers are ints, so `str` of their list is their JSON once its spaces go)."""
-    text = ",".join(f"{_string(side)}:{{{_topics_json(topics)}}}" for side, topics in sides.items())
-    return f"{_string(member)}:{{{text}}}".encode()
-
-
-def _topics_json(topics: dict[str, list[int]]) -> str:
-    return ",".join([f"{_string(topic)}:{str(numbers).replace(' ', '')}" for topic, numbers in topics.items()])
 
 
 def _member_pieces(member: str, sides: dict[str, dict[str, list[int]]], budget: int) -> list[bytes]:
@@ -318,14 +274,14 @@ def _member_pieces(member: str, sides: dict[str, dict[str, list[int]]], budget: 
                 if take <= 0:
                     if used == shell:
                         raise ValueError(f"names of {member!r} / {topic!r} too long for one record")
-                    pieces.append(_entry_json(member, piece))
+                    pieces.append(dumps(member) + b":" + dumps(piece))
                     piece, used = {"assigned": {}, "revoked": {}}, shell
                     continue
                 piece[side].setdefault(topic, []).extend(numbers[start:start + take])
                 used += name_cost + take * per_number
                 start += take
     if used > shell:
-        pieces.append(_entry_json(member, piece))
+        pieces.append(dumps(member) + b":" + dumps(piece))
     return pieces
 
 
