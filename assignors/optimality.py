@@ -84,16 +84,13 @@ def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray
     """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner):
     counting runs in C (`Counter`), and the loop then sees each distinct triple once."""
     num_members, num_topics = sub.shape
-    if triples:
-        topics, prevs, news = zip(*triples, strict=True)
-        _check_range("prev_owner", min(prevs), max(prevs), num_members)
-        _check_range("new_owner", min(news), max(news), num_members)
-        _check_topics(min(topics), max(topics), num_topics)
     allowed = [set(compress(range(num_members), row)) for row in sub.T.tolist()]
     load, topic_size = [0] * num_members, [0] * num_topics
     owned: dict[tuple[int, int], int] = {}
     total_owned = moved = 0
     for (t, p, n), count in triples.items():
+        if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
+            _check_counted(triples, num_members, num_topics)
         topic_size[t] += count
         if n >= 0:
             load[n] += count
@@ -115,6 +112,16 @@ def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray
             key = (topic_group[t], m)
             keep[key] = keep.get(key, 0) + count
     return load, list(group_of), size, keep, total_owned, moved
+
+
+def _check_counted(triples: Mapping[tuple[int, int, int], int], num_members: int, num_topics: int) -> None:
+    """Raises the error `min_moves` gives for counted triples out of range (previous owners are checked
+    first, then new owners, then topics); `_counted_tables` calls it only once a triple failed its
+    per-triple test, which costs less than these passes on every call."""
+    topics, prevs, news = zip(*triples, strict=True)
+    _check_range("prev_owner", min(prevs), max(prevs), num_members)
+    _check_range("new_owner", min(news), max(news), num_members)
+    _check_topics(min(topics), max(topics), num_topics)
 
 
 def _large_tables(prev: np.ndarray, new: np.ndarray, topic: np.ndarray, sub: np.ndarray) -> Tables:

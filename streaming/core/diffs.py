@@ -135,6 +135,7 @@ def build_metrics(
     revoked: int,
     paused: int,
     optimality: bool = True,
+    counts: Counter[tuple[int, int, int]] | None = None,
 ) -> dict[str, int | None]:
     """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
@@ -146,11 +147,14 @@ def build_metrics(
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
     (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
     when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
+    `counts`: the round's `round_counts`, for a caller that counted them already.
     """
     members = subscribed.shape[0]
     if prev_owner.size <= _SMALL_ROUND:
-        return _small_metrics(prev_owner, new_owner, partition_topic, subscribed, assigned=assigned,
-                              revoked=revoked, paused=paused, optimality=optimality)
+        if counts is None:
+            counts = round_counts(prev_owner, new_owner, partition_topic)
+        return _small_metrics(counts, subscribed, assigned=assigned, revoked=revoked, paused=paused,
+                              optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
     in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)
     load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
@@ -175,13 +179,22 @@ def build_metrics(
 _SMALL_ROUND = 256  # up to this many partitions, metrics come from one C-level count (numpy calls cost more)
 
 
-def _small_metrics(prev_owner: np.ndarray, new_owner: np.ndarray, partition_topic: np.ndarray,
-                   subscribed: np.ndarray, *, assigned: int, revoked: int, paused: int,
-                   optimality: bool) -> dict[str, int | None]:
-    """`build_metrics` of a small round, same values: partitions counted by (topic, previous owner, new owner)
-    in one `Counter` pass, from which every metric and `min_moves`' tables follow."""
+def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
+                 partition_topic: np.ndarray) -> Counter[tuple[int, int, int]] | None:
+    """A small round's partitions counted by (topic, previous owner, new owner) in one C-level pass; None for
+    a round of more than `_SMALL_ROUND` partitions. Every metric of a small round follows from these few
+    distinct triples, and so does which members got a topic they do not subscribe to
+    (`streaming.core.rounds`), so a round counts them once for both."""
+    if prev_owner.size > _SMALL_ROUND:
+        return None
+    return Counter(zip(partition_topic.tolist(), prev_owner.tolist(), new_owner.tolist(), strict=True))
+
+
+def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarray, *, assigned: int, revoked: int,
+                   paused: int, optimality: bool) -> dict[str, int | None]:
+    """`build_metrics` of a small round, same values, from its `round_counts`: the loop sees each distinct
+    triple once, and `min_moves`' tables follow from the same counts."""
     members, num_topics = subscribed.shape
-    triples = Counter(zip(partition_topic.tolist(), prev_owner.tolist(), new_owner.tolist(), strict=True))
     topic_subscribed = subscribed.any(axis=0).tolist() if members else [False] * num_topics
     load = [0] * members
     partitions = unassigned = moved = 0

@@ -11,7 +11,7 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -25,8 +25,9 @@ _CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds 
 
 def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
     """Old global id -> new global id (-1: the partition is gone); topics may only be appended."""
-    if old_sizes.size == new_sizes.size and np.array_equal(old_sizes, new_sizes):  # most events keep the layout
-        return identity(int(new_sizes.sum()))
+    old_list, new_list = old_sizes.tolist(), new_sizes.tolist()
+    if old_list == new_list:  # most events keep the layout (lists compare faster than numpy calls on a few topics)
+        return identity(sum(new_list))
     old = np.zeros(new_sizes.size, dtype=np.int64)
     old[: old_sizes.size] = old_sizes
     old_starts = np.concatenate([[0], np.cumsum(old)])
@@ -98,6 +99,12 @@ class Relayout:
     subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
 
+    @cached_property
+    def subscribed_rows(self) -> list[list[bool]]:
+        """`subscribed` as Python lists, for the per-round checks of small groups (one numpy call per
+        event instead of one indexing per round)."""
+        return self.subscribed.tolist()
+
 
 @dataclass
 class NewPartitions:
@@ -156,7 +163,8 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         live_names=new.live_names, partition_topic=new.partition_topic, ids_by_name=new.ids_by_name,
         name_rank=new.name_rank, member_topics=member_topics, subscribed=subscribed_or_nobody[:m_new],
         subscribed_or_nobody=subscribed_or_nobody,
-        old_keys=new.keys if old_sizes == shape.sizes else _partition_keys(tuple(old_sizes)),
+        # the old layout's keys: usually still cached from the event that made it
+        old_keys=new.keys if old_sizes == shape.sizes else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
     )
 
 

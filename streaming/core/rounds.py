@@ -9,6 +9,7 @@ emits one diff record per round.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -17,7 +18,7 @@ import numpy as np
 
 from assignors import OWNERSHIP_BLIND, GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
-from streaming.core.diffs import build_metrics, member_changes
+from streaming.core.diffs import build_metrics, member_changes, round_counts
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
@@ -87,14 +88,16 @@ class StrategyRounds:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
                 paused = revoked
-            metrics = build_metrics(owner if not first else prev_new, new_owner, lay.partition_topic,
+            before = prev_new if first else owner
+            counts = round_counts(before, new_owner, lay.partition_topic)
+            metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
-                                    optimality=self.config.optimality)
+                                    optimality=self.config.optimality, counts=counts)
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
-            rejecting = self._rejecting(new_owner)
+            rejecting = self._rejecting(new_owner, counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
@@ -116,10 +119,14 @@ class StrategyRounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
-    def _rejecting(self, new_owner: np.ndarray) -> list[int]:
+    def _rejecting(self, new_owner: np.ndarray, counts: Counter[tuple[int, int, int]] | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
-        one back to a previous owner, docs/assignors.md)."""
+        one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
+        `round_counts` (a few distinct (topic, owner) pairs) instead of indexing every partition."""
         lay = self.lay
+        if counts is not None:
+            rows = lay.subscribed_rows
+            return sorted({n for t, _, n in counts if n >= 0 and not rows[n][t]})
         allowed = lay.subscribed_or_nobody[new_owner, lay.partition_topic]
         return [] if allowed.all() else np.unique(new_owner[~allowed]).tolist()
 
