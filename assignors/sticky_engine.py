@@ -60,6 +60,7 @@ from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_block
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
+_INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above this many movable partitions
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -1110,7 +1111,7 @@ class _GeneralBuilder:
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
             prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, prev_owner, np.flatnonzero(active))
+        moves = _Reassignment(self, movable_all, prev_owner, np.flatnonzero(active))
         if not revocation_required:
             moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
         performed = moves.perform(movable_all)
@@ -1170,9 +1171,15 @@ class _Reassignment:
     `least` (per topic, the least size over all its subscribers) also answers the move loop's own
     "is there a better-suited consumer": one with 2+ less than the partition's owner.
 
+    Holdings are kept both ways: per topic its holders with the partitions each holds (`holders`), per
+    member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
+    one indexes them with numpy and builds only those of the topics and members moves touch.
+
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-    def __init__(self, builder: _GeneralBuilder, prev_owner: np.ndarray, active: np.ndarray) -> None:
+    def __init__(
+        self, builder: _GeneralBuilder, movable_all: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+    ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
@@ -1189,31 +1196,66 @@ class _Reassignment:
         # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
         # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
         topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
-        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
-        owner = self.owner
-        # partitions held per (topic, member); `held` has the same per member, for the members moves touched
-        self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
-        self.held: dict[int, dict[int, int]] = {}
-        self.least, self.n_least = [0] * n_topics, [0] * n_topics
+        self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
+        self.held: dict[int, set[int]] = {}  # member -> topics held
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
-        self.n_full = [0] * n_topics
+        if movable_all.size > _INDEX_HOLDINGS:
+            self._index_holdings(movable_all)
+        else:
+            self._count_holdings(topics)
+        sizes, subs = self.sizes, self.subs
+        self.least, self.n_least = [0] * n_topics, [0] * n_topics
         for t in topics:
-            self._count_least(t)
-            self._count_most(t)
+            at = list(map(sizes.__getitem__, subs[t]))
+            self.least[t] = low = min(at)
+            self.n_least[t] = at.count(low)
+        self.n_full = [0] * n_topics
+        flat, at = self.topics_flat, self.topics_at
         for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
-            for t in self._topics(m):
+            for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
 
-    def _count_least(self, t: int) -> None:
-        sizes = list(map(self.sizes.__getitem__, self.subs[t]))
-        self.least[t] = low = min(sizes)
-        self.n_least[t] = sizes.count(low)
+    def _count_holdings(self, topics: list[int]) -> None:
+        """Holders and largest holders of every movable topic, and every member's held topics, counted
+        over Python lists (a small group: cheaper than numpy's calls)."""
+        spec = self.b.ctx.spec
+        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        owner, sizes = self.owner, self.sizes
+        held = self.held
+        for m in range(len(sizes)):
+            held[m] = set()
+        for t in topics:
+            holders = self.holders[t] = Counter(owner[starts[t] : starts[t] + counts[t]])
+            at = list(map(sizes.__getitem__, holders))
+            self.most[t] = high = max(at)
+            self.n_most[t] = at.count(high)
+            for m in holders:
+                held[m].add(t)
 
-    def _count_most(self, t: int) -> None:
-        sizes = list(map(self.sizes.__getitem__, self.holders[t]))
-        self.most[t] = high = max(sizes)
-        self.n_most[t] = sizes.count(high)
+    def _index_holdings(self, movable_all: np.ndarray) -> None:
+        """Largest holders of every movable topic with numpy, and the (topic, holder) pairs of the movable
+        partitions (all assigned) with the partitions each holds, in topic then member order and as each
+        member's topics: `_holders` and `_held` build from them only the topics and members moves touch
+        (a big group's move touches two members of hundreds of topics each, which a dict per topic looked up
+        per member would cost more than all the moves)."""
+        b = self.b
+        n_topics, n_members = len(b.ctx.spec.topic_names), b.ctx.num_members
+        codes = np.sort(b.ctx.partition_topic[movable_all].astype(np.int64) * n_members + b.owner[movable_all])
+        first = np.flatnonzero(np.diff(codes, prepend=-1))
+        pair_topic, pair_member = np.divmod(codes[first], n_members)
+        self.pair_member, self.pair_count = pair_member, np.diff(first, append=codes.size)
+        pair_at = np.searchsorted(pair_topic, np.arange(n_topics + 1))
+        self.pair_at: list[int] = pair_at.tolist()
+        by_member = np.sort(pair_member * n_topics + pair_topic)
+        self.held_flat: list[int] = (by_member % n_topics).tolist()
+        self.held_at: list[int] = np.searchsorted(by_member, np.arange(n_members + 1) * n_topics).tolist()
+        topics = np.flatnonzero(b.num_subs >= 2)
+        at = b.sizes[pair_member]
+        most = np.zeros(n_topics, dtype=np.int64)
+        most[topics] = np.maximum.reduceat(at, pair_at[topics])
+        self.most = most.tolist()
+        self.n_most = np.bincount(pair_topic[at == most[pair_topic]], minlength=n_topics).tolist()
 
     def _breaks(self, t: int) -> bool:
         """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
@@ -1226,14 +1268,18 @@ class _Reassignment:
         low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
         return most > low + 1
 
-    def _topics(self, m: int) -> list[int]:
-        return self.topics_flat[self.topics_at[m] : self.topics_at[m + 1]]
+    def _holders(self, t: int) -> dict[int, int]:
+        holders = self.holders.get(t)
+        if holders is None:  # no partition of t has moved so far: its holders are the ones before any move
+            a, b = self.pair_at[t], self.pair_at[t + 1]
+            members, counts = self.pair_member[a:b].tolist(), self.pair_count[a:b].tolist()
+            holders = self.holders[t] = dict(zip(members, counts, strict=True))
+        return holders
 
-    def _held(self, m: int) -> dict[int, int]:
+    def _held(self, m: int) -> set[int]:
         held = self.held.get(m)
         if held is None:  # untouched so far: its holdings are the ones before any move
-            holders = self.holders
-            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
+            held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
         return held
 
     def perform(self, partitions: np.ndarray) -> bool:
@@ -1332,22 +1378,23 @@ class _Reassignment:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
         changed = [t]
-        holders = self.holders[t]
+        holders = self._holders(t)
         recount = False
-        if held_old[t] == 1:  # old leaves the topic's holders
-            del held_old[t]
+        n = holders[old]
+        if n == 1:  # old leaves the topic's holders
+            held_old.remove(t)
             if so == most[t]:
                 recount = self._most_count(t, so) == 1
                 n_most[t] -= 1
             del holders[old]
         else:
-            held_old[t] -= 1
-            holders[old] -= 1
-        if t in held_new:
-            held_new[t] += 1
-            holders[new] += 1
+            holders[old] = n - 1
+        n = holders.get(new)
+        if n:
+            holders[new] = n + 1
         else:  # new joins them at its size, and moves up with its other topics below
-            held_new[t] = holders[new] = 1
+            holders[new] = 1
+            held_new.add(t)
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
             elif sn == most[t] and n_most[t] >= 0:
@@ -1356,11 +1403,14 @@ class _Reassignment:
             most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
         for k in held_old:
             if so == most[k]:
-                if self._most_count(k, so) == 1:
+                n = n_most[k]
+                if n < 0:
+                    n = self._most_count(k, so)
+                if n == 1:
                     most[k], n_most[k] = down, -1
                     changed.append(k)
                 else:
-                    n_most[k] -= 1
+                    n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
@@ -1412,7 +1462,7 @@ class _Reassignment:
         """How many holders of t are at its largest size (counted if unknown)."""
         n = self.n_most[t]
         if n < 0:
-            n = self.n_most[t] = list(map(self.sizes.__getitem__, self.holders[t])).count(size)
+            n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
         return n
 
     def balance_score(self) -> int:
