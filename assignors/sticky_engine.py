@@ -50,6 +50,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from functools import cached_property
 from itertools import repeat
+from operator import indexOf
 
 import numpy as np
 
@@ -900,6 +901,16 @@ def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int,
     return list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))
 
 
+def _extremes(
+    op: np.ufunc, values: np.ndarray, topic: np.ndarray, topics: np.ndarray, n_topics: int
+) -> tuple[list[int], list[int]]:
+    """Per topic (lists over all `n_topics`, 0 for those not in `topics`): the largest or least (`op`) of
+    `values`, grouped by their `topic` (sorted; every one of `topics` has some), and how many are at it."""
+    extreme = np.zeros(n_topics, dtype=np.int64)
+    extreme[topics] = op.reduceat(values, np.searchsorted(topic, topics))
+    return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
+
+
 def _balance_score(sizes: np.ndarray) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
     s = np.sort(sizes).astype(np.int64)
@@ -1163,10 +1174,12 @@ class _Reassignment:
     size and how many holders are at it (`most`, `n_most`), how many subscribers are at their maximum
     (`n_full`, usually 0: then the least subscriber is the one to compare), and the set of topics that
     break balance (`unbalanced`). A move shifts each topic of the two members by one size step, which
-    mostly leaves these alone (a comparison per topic); a count that drops to 0 is counted again from
-    the topic's members when a later move needs it. The maximum test is Java's own: a member handed back
-    a partition of a topic it no longer subscribes to can sit at its maximum without holding all it could
-    get, or go above it.
+    mostly leaves these alone (a comparison per topic). When the only member at a topic's extreme moves
+    off it, the new extreme is that member's new size, shared by an unknown number: the count is then
+    -1 until a later move needs it; `most` counts it again from the topic's holders, `least` does without
+    it and asks the members at a size (`levels`) whether one of them subscribes. The maximum test is
+    Java's own: a member handed back a partition of a topic it no longer subscribes to can sit at its
+    maximum without holding all it could get, or go above it.
 
     `least` (per topic, the least size over all its subscribers) also answers the move loop's own
     "is there a better-suited consumer": one with 2+ less than the partition's owner.
@@ -1198,30 +1211,34 @@ class _Reassignment:
         topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
         self.held: dict[int, set[int]] = {}  # member -> topics held
-        self.most, self.n_most = [0] * n_topics, [0] * n_topics
         if movable_all.size > _INDEX_HOLDINGS:
             self._index_holdings(movable_all)
         else:
             self._count_holdings(topics)
-        sizes, subs = self.sizes, self.subs
-        self.least, self.n_least = [0] * n_topics, [0] * n_topics
-        for t in topics:
-            at = list(map(sizes.__getitem__, subs[t]))
-            self.least[t] = low = min(at)
-            self.n_least[t] = at.count(low)
         self.n_full = [0] * n_topics
         flat, at = self.topics_flat, self.topics_at
         for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
             for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
+        self.levels: dict[int, set[int]] = {}  # size -> the members at it
+        for m, size in enumerate(self.sizes):
+            level = self.levels.get(size)
+            if level is None:
+                self.levels[size] = {m}
+            else:
+                level.add(m)
+        self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
 
     def _count_holdings(self, topics: list[int]) -> None:
-        """Holders and largest holders of every movable topic, and every member's held topics, counted
-        over Python lists (a small group: cheaper than numpy's calls)."""
+        """Holders, largest holders and least subscribers of every movable topic, and every member's held
+        topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
         spec = self.b.ctx.spec
         starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
-        owner, sizes = self.owner, self.sizes
+        owner, sizes, subs = self.owner, self.sizes, self.subs
+        n_topics = len(counts)
+        self.most, self.n_most = [0] * n_topics, [0] * n_topics
+        self.least, self.n_least = [0] * n_topics, [0] * n_topics
         held = self.held
         for m in range(len(sizes)):
             held[m] = set()
@@ -1232,6 +1249,9 @@ class _Reassignment:
             self.n_most[t] = at.count(high)
             for m in holders:
                 held[m].add(t)
+            at = list(map(sizes.__getitem__, subs[t]))
+            self.least[t] = low = min(at)
+            self.n_least[t] = at.count(low)
 
     def _index_holdings(self, movable_all: np.ndarray) -> None:
         """Largest holders of every movable topic with numpy, and the (topic, holder) pairs of the movable
@@ -1242,7 +1262,7 @@ class _Reassignment:
         b = self.b
         n_topics, n_members = len(b.ctx.spec.topic_names), b.ctx.num_members
         codes = np.sort(b.ctx.partition_topic[movable_all].astype(np.int64) * n_members + b.owner[movable_all])
-        first = np.flatnonzero(np.diff(codes, prepend=-1))
+        first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
         pair_topic, pair_member = np.divmod(codes[first], n_members)
         self.pair_member, self.pair_count = pair_member, np.diff(first, append=codes.size)
         pair_at = np.searchsorted(pair_topic, np.arange(n_topics + 1))
@@ -1250,12 +1270,13 @@ class _Reassignment:
         by_member = np.sort(pair_member * n_topics + pair_topic)
         self.held_flat: list[int] = (by_member % n_topics).tolist()
         self.held_at: list[int] = np.searchsorted(by_member, np.arange(n_members + 1) * n_topics).tolist()
-        topics = np.flatnonzero(b.num_subs >= 2)
-        at = b.sizes[pair_member]
-        most = np.zeros(n_topics, dtype=np.int64)
-        most[topics] = np.maximum.reduceat(at, pair_at[topics])
-        self.most = most.tolist()
-        self.n_most = np.bincount(pair_topic[at == most[pair_topic]], minlength=n_topics).tolist()
+        movable = b.num_subs >= 2
+        topics = np.flatnonzero(movable)
+        self.most, self.n_most = _extremes(np.maximum, b.sizes[pair_member], pair_topic, topics, n_topics)
+        movable_sub = np.repeat(movable, b.num_subs)
+        sub_topic = np.repeat(np.arange(n_topics), b.num_subs)[movable_sub]
+        sub_sizes = b.sizes[b.sub_by_topic[movable_sub]]
+        self.least, self.n_least = _extremes(np.minimum, sub_sizes, sub_topic, topics, n_topics)
 
     def _breaks(self, t: int) -> bool:
         """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
@@ -1275,6 +1296,12 @@ class _Reassignment:
             members, counts = self.pair_member[a:b].tolist(), self.pair_count[a:b].tolist()
             holders = self.holders[t] = dict(zip(members, counts, strict=True))
         return holders
+
+    def _sub_set(self, t: int) -> set[int]:
+        subs = self.sub_sets.get(t)
+        if subs is None:
+            subs = self.sub_sets[t] = set(self.subs[t])
+        return subs
 
     def _held(self, m: int) -> set[int]:
         held = self.held.get(m)
@@ -1336,7 +1363,7 @@ class _Reassignment:
                             break
                     if size > limit:
                         subs = self.subs[t]
-                        target = subs[list(map(sizes.__getitem__, subs)).index(limit - 1)]
+                        target = subs[indexOf(map(sizes.__getitem__, subs), limit - 1)]
                         break
                 else:
                     break
@@ -1363,7 +1390,8 @@ class _Reassignment:
         """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
         not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
         `least` and `most` stay exact; a count is exact or unknown (-1), which a count that drops to 0
-        leaves (the moved member is then the new extreme) until a later move needs it. Only topics whose
+        leaves (the moved member is then the new extreme) until a later move needs it (`n_least`: a
+        subscriber still at the least size, or none). Only topics whose
         least subscriber, largest holder or at-maximum subscribers changed, or with a subscriber at its
         maximum, are judged again."""
         sizes = self.sizes
@@ -1419,7 +1447,21 @@ class _Reassignment:
             elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
         sizes[new] = up
-        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
+        levels = self.levels
+        levels[so].remove(old)
+        vacated = levels[sn]
+        vacated.remove(new)
+        level = levels.get(down)
+        if level is None:
+            levels[down] = {old}
+        else:
+            level.add(old)
+        level = levels.get(up)
+        if level is None:
+            levels[up] = {new}
+        else:
+            level.add(new)
+        least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
         flat, at = self.topics_flat, self.topics_at
         old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
         for k in old_topics:
@@ -1433,10 +1475,9 @@ class _Reassignment:
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
-                others = n - 1 if n > 0 else list(map(sizes.__getitem__, subs[k])).count(sn)
-                if others:
-                    n_least[k] = others
-                else:
+                if n > 1:
+                    n_least[k] = n - 1
+                elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
                     least[k], n_least[k] = up, -1
                     changed.append(k)
             if n_full[k]:

@@ -767,6 +767,7 @@ class CheckedBalance:
                 at = [sizes[m] for m in holders]
                 assert r.most[t] == max(at) and r.n_most[t] in (-1, at.count(max(at)))
                 assert r.n_full[t] == sum(sizes[m] == r.max_size[m] for m in subs)
+        assert {m: size for size, level in r.levels.items() for m in level} == dict(enumerate(sizes))
         # the holdings built for the topics and members moves touched, against the owners
         for t, holders in r.holders.items():
             assert holders == Counter(owner[start[t] : start[t] + count[t]])
