@@ -1390,10 +1390,9 @@ class _Reassignment:
         """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
         not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
         `least` and `most` stay exact; a count is exact or unknown (-1), which a count that drops to 0
-        leaves (the moved member is then the new extreme) until a later move needs it (`n_least`: a
-        subscriber still at the least size, or none). Only topics whose
-        least subscriber, largest holder or at-maximum subscribers changed, or with a subscriber at its
-        maximum, are judged again."""
+        leaves (the moved member is then the new extreme) until a later move needs it (for `n_least`:
+        whether a subscriber is still at the least size). Only topics whose least subscriber, largest
+        holder or at-maximum subscribers changed, or with a subscriber at its maximum, are judged again."""
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
