@@ -50,6 +50,7 @@ from collections import Counter, deque
 from collections.abc import Iterable
 from functools import cached_property
 from itertools import repeat
+from operator import indexOf
 
 import numpy as np
 
@@ -60,6 +61,7 @@ from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_block
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
+_INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above this many movable partitions
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -899,6 +901,16 @@ def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int,
     return list(zip(topic[bounds[:-1]].tolist(), bounds, bounds[1:], strict=False))
 
 
+def _extremes(
+    op: np.ufunc, values: np.ndarray, topic: np.ndarray, topics: np.ndarray, n_topics: int
+) -> tuple[list[int], list[int]]:
+    """Per topic (lists over all `n_topics`, 0 for those not in `topics`): the largest or least (`op`) of
+    `values`, grouped by their `topic` (sorted; every one of `topics` has some), and how many are at it."""
+    extreme = np.zeros(n_topics, dtype=np.int64)
+    extreme[topics] = op.reduceat(values, np.searchsorted(topic, topics))
+    return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
+
+
 def _balance_score(sizes: np.ndarray) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
     s = np.sort(sizes).astype(np.int64)
@@ -1110,7 +1122,7 @@ class _GeneralBuilder:
         ids = np.flatnonzero(prev_owner >= 0)
         if ids.size:
             prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, prev_owner, np.flatnonzero(active))
+        moves = _Reassignment(self, movable_all, prev_owner, np.flatnonzero(active))
         if not revocation_required:
             moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
         performed = moves.perform(movable_all)
@@ -1162,17 +1174,25 @@ class _Reassignment:
     size and how many holders are at it (`most`, `n_most`), how many subscribers are at their maximum
     (`n_full`, usually 0: then the least subscriber is the one to compare), and the set of topics that
     break balance (`unbalanced`). A move shifts each topic of the two members by one size step, which
-    mostly leaves these alone (a comparison per topic); a count that drops to 0 is counted again from
-    the topic's members when a later move needs it. The maximum test is Java's own: a member handed back
-    a partition of a topic it no longer subscribes to can sit at its maximum without holding all it could
-    get, or go above it.
+    mostly leaves these alone (a comparison per topic). When the only member at a topic's extreme moves
+    off it, the new extreme is that member's new size, shared by an unknown number: the count is then
+    -1 until a later move needs it; `most` counts it again from the topic's holders, `least` does without
+    it and asks the members at a size (`levels`) whether one of them subscribes. The maximum test is
+    Java's own: a member handed back a partition of a topic it no longer subscribes to can sit at its
+    maximum without holding all it could get, or go above it.
 
     `least` (per topic, the least size over all its subscribers) also answers the move loop's own
     "is there a better-suited consumer": one with 2+ less than the partition's owner.
 
+    Holdings are kept both ways: per topic its holders with the partitions each holds (`holders`), per
+    member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
+    one indexes them with numpy and builds only those of the topics and members moves touch.
+
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
-    def __init__(self, builder: _GeneralBuilder, prev_owner: np.ndarray, active: np.ndarray) -> None:
+    def __init__(
+        self, builder: _GeneralBuilder, movable_all: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+    ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
@@ -1189,31 +1209,74 @@ class _Reassignment:
         # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
         # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
         topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
-        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
-        owner = self.owner
-        # partitions held per (topic, member); `held` has the same per member, for the members moves touched
-        self.holders = {t: Counter(owner[starts[t] : starts[t] + counts[t]]) for t in topics}
-        self.held: dict[int, dict[int, int]] = {}
-        self.least, self.n_least = [0] * n_topics, [0] * n_topics
-        self.most, self.n_most = [0] * n_topics, [0] * n_topics
+        self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
+        self.held: dict[int, set[int]] = {}  # member -> topics held
+        if movable_all.size > _INDEX_HOLDINGS:
+            self._index_holdings(movable_all)
+        else:
+            self._count_holdings(topics)
         self.n_full = [0] * n_topics
-        for t in topics:
-            self._count_least(t)
-            self._count_most(t)
+        flat, at = self.topics_flat, self.topics_at
         for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
-            for t in self._topics(m):
+            for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
+        self.levels: dict[int, set[int]] = {}  # size -> the members at it
+        for m, size in enumerate(self.sizes):
+            level = self.levels.get(size)
+            if level is None:
+                self.levels[size] = {m}
+            else:
+                level.add(m)
+        self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
 
-    def _count_least(self, t: int) -> None:
-        sizes = list(map(self.sizes.__getitem__, self.subs[t]))
-        self.least[t] = low = min(sizes)
-        self.n_least[t] = sizes.count(low)
+    def _count_holdings(self, topics: list[int]) -> None:
+        """Holders, largest holders and least subscribers of every movable topic, and every member's held
+        topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
+        spec = self.b.ctx.spec
+        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        owner, sizes, subs = self.owner, self.sizes, self.subs
+        n_topics = len(counts)
+        self.most, self.n_most = [0] * n_topics, [0] * n_topics
+        self.least, self.n_least = [0] * n_topics, [0] * n_topics
+        held = self.held
+        for m in range(len(sizes)):
+            held[m] = set()
+        for t in topics:
+            holders = self.holders[t] = Counter(owner[starts[t] : starts[t] + counts[t]])
+            at = list(map(sizes.__getitem__, holders))
+            self.most[t] = high = max(at)
+            self.n_most[t] = at.count(high)
+            for m in holders:
+                held[m].add(t)
+            at = list(map(sizes.__getitem__, subs[t]))
+            self.least[t] = low = min(at)
+            self.n_least[t] = at.count(low)
 
-    def _count_most(self, t: int) -> None:
-        sizes = list(map(self.sizes.__getitem__, self.holders[t]))
-        self.most[t] = high = max(sizes)
-        self.n_most[t] = sizes.count(high)
+    def _index_holdings(self, movable_all: np.ndarray) -> None:
+        """Largest holders of every movable topic with numpy, and the (topic, holder) pairs of the movable
+        partitions (all assigned) with the partitions each holds, in topic then member order and as each
+        member's topics: `_holders` and `_held` build from them only the topics and members moves touch
+        (a big group's move touches two members of hundreds of topics each, which a dict per topic looked up
+        per member would cost more than all the moves)."""
+        b = self.b
+        n_topics, n_members = len(b.ctx.spec.topic_names), b.ctx.num_members
+        codes = np.sort(b.ctx.partition_topic[movable_all].astype(np.int64) * n_members + b.owner[movable_all])
+        first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        pair_topic, pair_member = np.divmod(codes[first], n_members)
+        self.pair_member, self.pair_count = pair_member, np.diff(first, append=codes.size)
+        pair_at = np.searchsorted(pair_topic, np.arange(n_topics + 1))
+        self.pair_at: list[int] = pair_at.tolist()
+        by_member = np.sort(pair_member * n_topics + pair_topic)
+        self.held_flat: list[int] = (by_member % n_topics).tolist()
+        self.held_at: list[int] = np.searchsorted(by_member, np.arange(n_members + 1) * n_topics).tolist()
+        movable = b.num_subs >= 2
+        topics = np.flatnonzero(movable)
+        self.most, self.n_most = _extremes(np.maximum, b.sizes[pair_member], pair_topic, topics, n_topics)
+        movable_sub = np.repeat(movable, b.num_subs)
+        sub_topic = np.repeat(np.arange(n_topics), b.num_subs)[movable_sub]
+        sub_sizes = b.sizes[b.sub_by_topic[movable_sub]]
+        self.least, self.n_least = _extremes(np.minimum, sub_sizes, sub_topic, topics, n_topics)
 
     def _breaks(self, t: int) -> bool:
         """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
@@ -1226,14 +1289,24 @@ class _Reassignment:
         low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
         return most > low + 1
 
-    def _topics(self, m: int) -> list[int]:
-        return self.topics_flat[self.topics_at[m] : self.topics_at[m + 1]]
+    def _holders(self, t: int) -> dict[int, int]:
+        holders = self.holders.get(t)
+        if holders is None:  # no partition of t has moved so far: its holders are the ones before any move
+            a, b = self.pair_at[t], self.pair_at[t + 1]
+            members, counts = self.pair_member[a:b].tolist(), self.pair_count[a:b].tolist()
+            holders = self.holders[t] = dict(zip(members, counts, strict=True))
+        return holders
 
-    def _held(self, m: int) -> dict[int, int]:
+    def _sub_set(self, t: int) -> set[int]:
+        subs = self.sub_sets.get(t)
+        if subs is None:
+            subs = self.sub_sets[t] = set(self.subs[t])
+        return subs
+
+    def _held(self, m: int) -> set[int]:
         held = self.held.get(m)
         if held is None:  # untouched so far: its holdings are the ones before any move
-            holders = self.holders
-            held = self.held[m] = {t: n for t in self._topics(m) if (n := holders[t].get(m))}
+            held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
         return held
 
     def perform(self, partitions: np.ndarray) -> bool:
@@ -1290,7 +1363,7 @@ class _Reassignment:
                             break
                     if size > limit:
                         subs = self.subs[t]
-                        target = subs[list(map(sizes.__getitem__, subs)).index(limit - 1)]
+                        target = subs[indexOf(map(sizes.__getitem__, subs), limit - 1)]
                         break
                 else:
                     break
@@ -1317,9 +1390,9 @@ class _Reassignment:
         """Bring the `isBalanced` state up to date: a partition of topic t went from `old` to `new` (sizes
         not yet changed). Sizes can be in any order (the partition moved need not be the one looked at).
         `least` and `most` stay exact; a count is exact or unknown (-1), which a count that drops to 0
-        leaves (the moved member is then the new extreme) until a later move needs it. Only topics whose
-        least subscriber, largest holder or at-maximum subscribers changed, or with a subscriber at its
-        maximum, are judged again."""
+        leaves (the moved member is then the new extreme) until a later move needs it (for `n_least`:
+        whether a subscriber is still at the least size). Only topics whose least subscriber, largest
+        holder or at-maximum subscribers changed, or with a subscriber at its maximum, are judged again."""
         sizes = self.sizes
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
@@ -1332,22 +1405,23 @@ class _Reassignment:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
         changed = [t]
-        holders = self.holders[t]
+        holders = self._holders(t)
         recount = False
-        if held_old[t] == 1:  # old leaves the topic's holders
-            del held_old[t]
+        n = holders[old]
+        if n == 1:  # old leaves the topic's holders
+            held_old.remove(t)
             if so == most[t]:
                 recount = self._most_count(t, so) == 1
                 n_most[t] -= 1
             del holders[old]
         else:
-            held_old[t] -= 1
-            holders[old] -= 1
-        if t in held_new:
-            held_new[t] += 1
-            holders[new] += 1
+            holders[old] = n - 1
+        n = holders.get(new)
+        if n:
+            holders[new] = n + 1
         else:  # new joins them at its size, and moves up with its other topics below
-            held_new[t] = holders[new] = 1
+            holders[new] = 1
+            held_new.add(t)
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
             elif sn == most[t] and n_most[t] >= 0:
@@ -1356,11 +1430,14 @@ class _Reassignment:
             most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
         for k in held_old:
             if so == most[k]:
-                if self._most_count(k, so) == 1:
+                n = n_most[k]
+                if n < 0:
+                    n = self._most_count(k, so)
+                if n == 1:
                     most[k], n_most[k] = down, -1
                     changed.append(k)
                 else:
-                    n_most[k] -= 1
+                    n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
@@ -1369,7 +1446,21 @@ class _Reassignment:
             elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
         sizes[new] = up
-        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
+        levels = self.levels
+        levels[so].remove(old)
+        vacated = levels[sn]
+        vacated.remove(new)
+        level = levels.get(down)
+        if level is None:
+            levels[down] = {old}
+        else:
+            level.add(old)
+        level = levels.get(up)
+        if level is None:
+            levels[up] = {new}
+        else:
+            level.add(new)
+        least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
         flat, at = self.topics_flat, self.topics_at
         old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
         for k in old_topics:
@@ -1383,10 +1474,9 @@ class _Reassignment:
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
-                others = n - 1 if n > 0 else list(map(sizes.__getitem__, subs[k])).count(sn)
-                if others:
-                    n_least[k] = others
-                else:
+                if n > 1:
+                    n_least[k] = n - 1
+                elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
                     least[k], n_least[k] = up, -1
                     changed.append(k)
             if n_full[k]:
@@ -1412,7 +1502,7 @@ class _Reassignment:
         """How many holders of t are at its largest size (counted if unknown)."""
         n = self.n_most[t]
         if n < 0:
-            n = self.n_most[t] = list(map(self.sizes.__getitem__, self.holders[t])).count(size)
+            n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
         return n
 
     def balance_score(self) -> int:

@@ -7,6 +7,7 @@ independently of the engine's shortcut."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -766,6 +767,12 @@ class CheckedBalance:
                 at = [sizes[m] for m in holders]
                 assert r.most[t] == max(at) and r.n_most[t] in (-1, at.count(max(at)))
                 assert r.n_full[t] == sum(sizes[m] == r.max_size[m] for m in subs)
+        assert {m: size for size, level in r.levels.items() for m in level} == dict(enumerate(sizes))
+        # the holdings built for the topics and members moves touched, against the owners
+        for t, holders in r.holders.items():
+            assert holders == Counter(owner[start[t] : start[t] + count[t]])
+        for m, held in r.held.items():
+            assert held == {t for t, subs in enumerate(r.subs) if subs and m in owner[start[t] : start[t] + count[t]]}
         # the rule without Java's "skip members at their maximum": the same unless a member holds a
         # partition of a topic it does not subscribe to
         simple = all(r.least[t] + 1 >= r.most[t] for t, subs in enumerate(r.subs) if subs)
@@ -781,7 +788,13 @@ class CheckedBalance:
         self.differs += simple != java
 
 
-def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch):
+@pytest.mark.parametrize("indexed", [False, True])
+def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, indexed):
+    """`indexed`: holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
+    import assignors.sticky_engine as engine
+
+    if indexed:
+        monkeypatch.setattr(engine, "_INDEX_HOLDINGS", 0)
     checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
     for _ in range(60):
