@@ -58,16 +58,22 @@ def iter_to_end(bootstrap: str, topic: str, kafka_options: Mapping[str, Any] | N
         for tp in tps:
             consumer.assign([tp])
             consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            deadline = time.monotonic() + timeout_s
-            while consumer.position(tp) < end:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{topic}[{tp.partition}]: not readable up to offset {end} within "
-                                       f"{timeout_s:.0f} s (a transaction still open?)")
-                for records in consumer.poll(timeout_ms=500).values():
-                    yield from (r for r in records if r.offset < end)
+            yield from read_until(consumer, tp, consumer.end_offsets([tp])[tp], timeout_s)
     finally:
         consumer.close()
+
+
+def read_until(consumer: Any, tp: Any, end: int, timeout_s: float) -> Iterator[Any]:
+    """The records of `tp` (assigned to `consumer`) from its position up to offset `end`, exclusive. Raises
+    TimeoutError when they are not all readable within `timeout_s` (for `read_committed`: a transaction
+    still open)."""
+    deadline = time.monotonic() + timeout_s
+    while consumer.position(tp) < end:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{tp.topic}[{tp.partition}]: not readable up to offset {end} within "
+                               f"{timeout_s:.0f} s (a transaction still open, or the broker unreachable?)")
+        for records in consumer.poll(timeout_ms=500).values():
+            yield from (r for r in records if r.offset < end)
 
 
 def read_to_end(bootstrap: str, topic: str, kafka_options: Mapping[str, Any] | None = None, *,

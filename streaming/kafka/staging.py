@@ -14,12 +14,12 @@ A staged record keeps the row's key as its key and carries ``target topic + valu
 from __future__ import annotations
 
 import struct
-import time
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from streaming.kafka.consumer import read_until
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import DEFAULT_TOPIC_CONFIGS, ensure_topics
 from streaming.kafka.transactions import SEND_CHUNK_BYTES
@@ -145,16 +145,10 @@ def read_staged(client_options: Mapping[str, Any], staged: Staged, *, timeout_s:
                 raise RuntimeError(f"staged rows {staged.topic}[{staged.partition}] {start}..{end} were deleted "
                                    "(retention) before the commit")
             consumer.seek(tp, start)
-            deadline = time.monotonic() + timeout_s
-            while consumer.position(tp) < end:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"staged rows {staged.topic}[{staged.partition}] {start}..{end} not "
-                                       f"readable within {timeout_s:.0f} s")
-                for records in consumer.poll(timeout_ms=1000).values():
-                    for r in records:
-                        if start <= r.offset < end:
-                            read += 1
-                            yield _unframe(r.key, r.value)
+            for r in read_until(consumer, tp, end, timeout_s):
+                if r.offset >= start:
+                    read += 1
+                    yield _unframe(r.key, r.value)
         if read != staged.count:
             raise RuntimeError(f"staged rows {staged.topic}[{staged.partition}]: read {read}, expected "
                                f"{staged.count}")
