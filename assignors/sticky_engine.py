@@ -56,7 +56,7 @@ import numpy as np
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
+from assignors.model import SMALL_GROUP, GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
@@ -109,7 +109,7 @@ class _GeneralResult(EngineResult):
     @cached_property
     def owners(self) -> np.ndarray:
         """`EngineResult.owners` straight from the builder's owner per global id."""
-        owner = self._builder.owner
+        owner = np.asarray(self._builder.owner, dtype=np.int64)
         if self._leader_order is not None:
             owner = np.where(owner >= 0, self._leader_order[owner], -1)
         owners = owner.astype(np.int32)
@@ -158,7 +158,7 @@ def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
-        builder = _GeneralBuilder(ctx)
+        builder = _SmallGeneralBuilder(ctx) if members.small else _GeneralBuilder(ctx)
         builder.build()
         return _GeneralResult(spec, builder, order)
     assignment, ids, owners = _ConstrainedBuilder(ctx).build()
@@ -221,6 +221,8 @@ class _Members:
         self.id_rank = np.array(rank, dtype=np.int64)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
+        # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
+        self.small = self.num_partitions <= SMALL_GROUP and not self.rack_on
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -292,9 +294,43 @@ class _Members:
         return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
 
     @cached_property
+    def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
+        """`subscriber_tables` as lists, for `_SmallGeneralBuilder`: per topic its subscribers in member id
+        order, per member its topics, each member's maximum size, all subscribed partitions (topics by
+        (subscriber count, name)); and each partition's topic."""
+        spec = self.spec
+        subs: list[list[int]] = [[] for _ in spec.topic_names]
+        sizes = spec.topic_sizes.tolist()
+        lists: dict[int, list[int]] = {}  # members share subscription arrays
+        topics_of = []
+        for topics in spec.member_topics:
+            ts = lists.get(id(topics))
+            if ts is None:
+                ts = lists[id(topics)] = topics.tolist()
+            topics_of.append(ts)
+        rank = self.id_rank_list
+        for m in sorted(range(self.num_members), key=rank.__getitem__):
+            for t in topics_of[m]:
+                subs[t].append(m)
+        max_size = [sum(sizes[t] for t in ts) for ts in topics_of]
+        keys = {t: (len(subs[t]), java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
+        start = spec.topic_start.tolist()
+        by_count = sorted(self.topics_by_name, key=keys.__getitem__)
+        sorted_all = [p for t in by_count for p in range(start[t], start[t + 1])]
+        return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
+
+    @cached_property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
         subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        if self.small:
+            subs = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
+            flat: list[int] = []
+            at = [0]
+            for topics in self.small_tables[1]:
+                flat += sorted(t for t in topics if subs[t])
+                at.append(len(flat))
+            return [t for t, ms in enumerate(subs) if ms], subs, flat, at
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
         movable_topic = num_subs >= 2
@@ -911,16 +947,34 @@ def _extremes(
     return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
 
 
-def _balance_score(sizes: np.ndarray) -> int:
-    """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
-    s = np.sort(sizes).astype(np.int64)
-    n = s.size
-    score = int(np.dot(s, 2 * np.arange(n, dtype=np.int64) - n + 1)) if n else 0
-    score &= 0xFFFFFFFF
+def _heap_fill(
+    n: int, cands: list[int], sizes: list[int], rank: list[int]
+) -> tuple[list[int], list[tuple[int, int, int]]]:
+    """`_GeneralBuilder._water_fill` one partition at a time: the receivers of n partitions, each the least
+    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the final heap of (size, rank, member)."""
+    heap = [(s, rank[m], m) for s, m in zip(sizes, cands, strict=True)]
+    heapq.heapify(heap)
+    got = []
+    for _ in range(n):
+        s, r, m = heap[0]
+        got.append(m)
+        heapq.heapreplace(heap, (s + 1, r, m))
+    return got, heap
+
+
+def _balance_score(sizes: list[int]) -> int:
+    """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow (the sum modulo
+    2^32 is the same however Java's int additions wrapped on the way)."""
+    n = len(sizes)
+    score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
 
 
 class _GeneralBuilder:
+    """Kafka's general assignment over numpy arrays: `owner`, `stamp` (place in the owner's list) per global
+    id, `sizes` per member. `build` is the flow; the steps it calls are written for this representation
+    and again for `_SmallGeneralBuilder`'s lists."""
+
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
         self.owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
@@ -972,6 +1026,55 @@ class _GeneralBuilder:
         self.next_stamp = ids.size
         self.sizes += np.bincount(members, minlength=ctx.num_members)
         return revocation_required
+
+    def _unassigned(self) -> np.ndarray:
+        """The subscribed partitions nobody keeps, topics by (subscriber count, name)."""
+        return self.sorted_all[self.owner[self.sorted_all] < 0]
+
+    def _assign_unassigned(self, unassigned: np.ndarray) -> None:
+        if self.ctx.rack_on and unassigned.size:
+            unassigned = self._assign_rack_matching(unassigned)
+        self._assign_plain(unassigned)
+
+    def _movable(self) -> tuple[np.ndarray, list[int], list[int]]:
+        """The partitions of topics with two or more subscribers (in `sorted_all` order), and Java's
+        currentAssignment once `balance` has set the fixed members aside (those at their maximum that hold
+        nothing movable) with their sizes."""
+        ptopic = self.ctx.partition_topic
+        self.movable_topic = movable_topic = self.num_subs >= 2
+        movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
+        holds_movable = np.zeros(self.ctx.num_members, dtype=bool)
+        owners = self.owner[movable_all]
+        holds_movable[owners[owners >= 0]] = True
+        active = np.flatnonzero((self.sizes < self.max_size) | holds_movable)
+        return movable_all, active.tolist(), self.sizes[active].tolist()
+
+    def _movable_of(self, partitions: np.ndarray) -> np.ndarray:
+        return partitions[self.movable_topic[self.ctx.partition_topic[partitions]]]
+
+    def _fix_prev(self, prev_owner: np.ndarray, active: list[int]) -> list[int]:
+        """`prev_owner` with `_FIXED_PREV` for owners outside currentAssignment, kept (`scan` reads it) and
+        as a list."""
+        fixed = np.ones(self.ctx.num_members, dtype=bool)
+        fixed[active] = False
+        ids = np.flatnonzero(prev_owner >= 0)
+        self.prev_owner = prev = prev_owner.copy()
+        prev[ids[fixed[prev[ids]]]] = _FIXED_PREV
+        return prev.tolist()
+
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        """Fresh lists of `owner` and `sizes`, and `max_size` as a list: `_Reassignment` moves on copies."""
+        return self.owner.tolist(), self.sizes.tolist(), self.max_size.tolist()
+
+    def scan(self, partitions: np.ndarray) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:
+        """A pass's `partitions` (not empty) as a list, their topic runs (`_topic_runs`) and the positions of
+        those with a prevAssignment entry."""
+        return (partitions.tolist(), _topic_runs(partitions, self.ctx.partition_topic),
+                np.flatnonzero(self.prev_owner[partitions] != -1).tolist())
+
+    def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
+        self.owner[moved] = owners
+        self.stamp[moved] = stamps
 
     # -- assigning the unassigned --------------------------------------------------------------------
 
@@ -1045,15 +1148,7 @@ class _GeneralBuilder:
         ctx = self.ctx
         n = pids.size
         if n <= _HEAP_FILL:
-            members = cands.tolist()
-            rank_of = ctx.id_rank_list
-            heap = [(s, rank_of[m], m) for s, m in zip(self.sizes[cands].tolist(), members, strict=True)]
-            heapq.heapify(heap)
-            got = []
-            for _ in range(n):
-                s, r, m = heap[0]
-                got.append(m)
-                heapq.heapreplace(heap, (s + 1, r, m))
+            got, heap = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
             self.owner[pids] = got
             self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
         else:
@@ -1093,38 +1188,22 @@ class _GeneralBuilder:
     # -- balancing -----------------------------------------------------------------------------------
 
     def build(self) -> None:
-        ctx = self.ctx
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
-        unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
-        initializing = not self.sizes.any()
-        todo = unassigned
-        if ctx.rack_on and todo.size:
-            todo = self._assign_rack_matching(todo)
-        self._assign_plain(todo)
-
-        movable_topic = self.num_subs >= 2
-        ptopic = ctx.partition_topic
-        movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
-        holds_movable = np.zeros(ctx.num_members, dtype=bool)
-        owners = self.owner[movable_all]
-        holds_movable[owners[owners >= 0]] = True
-        # Java's currentAssignment once `balance` has set the fixed members aside
-        active = (self.sizes < self.max_size) | holds_movable
-        active_sizes = self.sizes[active]
-        if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
+        initializing = not self.next_stamp  # nothing kept: every size is still 0
+        unassigned = self._unassigned()
+        self._assign_unassigned(unassigned)
+        movable_all, active, active_sizes = self._movable()
+        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1:
             return  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
         # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
-        self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
-        ids = np.flatnonzero(prev_owner >= 0)
-        if ids.size:
-            prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, movable_all, prev_owner, np.flatnonzero(active))
+        self.prev_member, self.prev_gen = prev_owner, prev_gen
+        moves = _Reassignment(self, movable_all, active, self._fix_prev(prev_owner, active))
         if not revocation_required:
-            moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
+            moves.perform(self._movable_of(unassigned))
         performed = moves.perform(movable_all)
         # Java's revert rule: a final round of moves that does not lower the balance score is undone
         # (with the moves of the unassigned partitions' round)
@@ -1155,6 +1234,110 @@ class _GeneralBuilder:
         ids = ids[order]
         bounds = [0, *np.cumsum(np.bincount(owners, minlength=self.ctx.num_members)).tolist()]
         return [ids[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+class _SmallGeneralBuilder(_GeneralBuilder):
+    """`_GeneralBuilder`'s steps on Python lists, for small groups without rack logic (`_Members.small`),
+    where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
+    that both give the same results)."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
+        self.stamp = [0] * ctx.num_partitions  # type: ignore[assignment]
+        self.next_stamp = 0
+        # `subscriber_tables` as lists, and each member's topics, each partition's topic
+        self.topic_subs, self.topics_of, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
+        self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
+
+    def _prev_assignment(self) -> tuple[list[int], list[int]]:  # type: ignore[override]
+        ctx = self.ctx
+        gens = ctx.generations
+        max_gen = max(gens)
+        prev_owner = [-1] * ctx.num_partitions
+        prev_gen = [-2] * ctx.num_partitions
+        for m, ids in enumerate(ctx.spec.owned):
+            g = gens[m]
+            if ids.size and g < max_gen:
+                for p in ids.tolist():
+                    if prev_owner[p] < 0 or g > prev_gen[p]:
+                        prev_owner[p], prev_gen[p] = m, g
+        return prev_owner, prev_gen
+
+    def _keep_owned(self) -> bool:
+        owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
+        revocation_required = False
+        kept = 0
+        for p, m in zip(self.ctx.own_ids.tolist(), self.ctx.own_members.tolist(), strict=True):
+            if ptopic[p] in topics_of[m]:
+                owner[p], stamp[p] = m, kept
+                kept += 1
+                sizes[m] += 1
+            else:
+                revocation_required = True
+        self.next_stamp = kept
+        return revocation_required
+
+    def _unassigned(self) -> list[int]:  # type: ignore[override]
+        owner = self.owner
+        return [p for p in self.sorted_all if owner[p] < 0]
+
+    def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
+        """`_assign_plain` (no rack logic here), one partition at a time."""
+        owner, stamp, sizes, rank = self.owner, self.stamp, self.sizes, self.ctx.id_rank_list
+        for t, run in itertools.groupby(unassigned, key=self.ptopic.__getitem__):
+            cands = self.topic_subs[t]
+            if not cands:  # Java skips partitions of topics nobody can take
+                continue
+            pids = list(run)
+            got, heap = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
+            for size, _, m in heap:
+                sizes[m] = size
+            for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
+                owner[p], stamp[p] = m, at
+            self.next_stamp += len(pids)
+
+    def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
+        owner, sizes, max_size, ptopic = self.owner, self.sizes, self.max_size, self.ptopic
+        self.movable_topic = movable = [len(ms) >= 2 for ms in self.topic_subs]
+        movable_all = [p for p in self.sorted_all if movable[ptopic[p]]]
+        holds_movable = {owner[p] for p in movable_all}
+        active = [m for m, size in enumerate(sizes) if size < max_size[m] or m in holds_movable]
+        return movable_all, active, [sizes[m] for m in active]
+
+    def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
+        movable, ptopic = self.movable_topic, self.ptopic
+        return [p for p in partitions if movable[ptopic[p]]]
+
+    def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
+        current = set(active)
+        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]
+        return prev
+
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        return self.owner[:], self.sizes[:], self.max_size  # type: ignore[return-value]
+
+    def scan(self, partitions: list[int]) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:  # type: ignore[override]
+        runs = []
+        first = 0
+        for t, run in itertools.groupby(partitions, key=self.ptopic.__getitem__):
+            end = first + sum(1 for _ in run)
+            runs.append((t, first, end))
+            first = end
+        prev = self.prev_owner
+        return partitions, runs, [j for j, p in enumerate(partitions) if prev[p] != -1]
+
+    def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
+        owner, stamp = self.owner, self.stamp
+        for q, m, at in zip(moved, owners, stamps, strict=True):
+            owner[q], stamp[q] = m, at
+
+    def result(self) -> list[np.ndarray]:
+        owner, stamp = self.owner, self.stamp
+        lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
+        for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
+            lists[owner[p]].append(p)
+        return [np.array(ids, dtype=np.int64) for ids in lists]
 
 
 class _Reassignment:
@@ -1191,18 +1374,15 @@ class _Reassignment:
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
     def __init__(
-        self, builder: _GeneralBuilder, movable_all: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+        self, builder: _GeneralBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
     ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
         self.active = active  # Java's currentAssignment: members not set aside as fixed
         self.movements = _PartitionMovements(spec)
-        self.owner: list[int] = builder.owner.tolist()
-        self.sizes: list[int] = builder.sizes.tolist()
-        self.max_size: list[int] = builder.max_size.tolist()
-        self.prev_owner = prev_owner
-        self.prev: list[int] = prev_owner.tolist()
+        self.owner, self.sizes, self.max_size = builder.lists()
+        self.prev = prev  # prevAssignment owner per global id (-1: none, `_FIXED_PREV`)
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
@@ -1211,13 +1391,13 @@ class _Reassignment:
         topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
         self.held: dict[int, set[int]] = {}  # member -> topics held
-        if movable_all.size > _INDEX_HOLDINGS:
-            self._index_holdings(movable_all)
+        if len(movable_all) > _INDEX_HOLDINGS:
+            self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
         flat, at = self.topics_flat, self.topics_at
-        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
+        for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
             for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
@@ -1309,18 +1489,16 @@ class _Reassignment:
             held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
         return held
 
-    def perform(self, partitions: np.ndarray) -> bool:
+    def perform(self, partitions: np.ndarray | list[int]) -> bool:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
         cut short when a pass would start from a state an earlier pass started from (Java would repeat
         those passes forever, see the module docstring). The movement records and their `HashSet` orders
         are that state: owners are the ones before the first pass plus the recorded net moves. Balanced
         already, the first pass stops at its first partition (most calls: the second `perform` of a build
         usually starts where the first one balanced the group), so nothing needs setting up."""
-        if not partitions.size or not self.unbalanced:
+        if not len(partitions) or not self.unbalanced:
             return False
-        runs = _topic_runs(partitions, self.b.ctx.partition_topic)
-        with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
-        parts = partitions.tolist()
+        parts, runs, with_prev = self.b.scan(partitions)
         performed = False
         seen = {self._state()}
         while self._pass(parts, runs, with_prev):
@@ -1506,7 +1684,7 @@ class _Reassignment:
         return n
 
     def balance_score(self) -> int:
-        return _balance_score(np.array(self.sizes)[self.active])
+        return _balance_score([self.sizes[m] for m in self.active])
 
     def keep(self) -> None:
         """Write the moves back to the builder."""
@@ -1514,7 +1692,6 @@ class _Reassignment:
             return
         b = self.b
         moved = list(self.stamp)
-        b.owner[moved] = [self.owner[q] for q in moved]
-        b.stamp[moved] = list(self.stamp.values())
+        b.set_moved(moved, [self.owner[q] for q in moved], list(self.stamp.values()))
         b.sizes[:] = self.sizes
         b.next_stamp = self.next_stamp

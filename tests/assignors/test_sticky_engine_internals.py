@@ -746,7 +746,7 @@ class CheckedBalance:
         spec = r.b.ctx.spec
         start, count = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         sizes, owner = r.sizes, r.owner
-        current = set(r.active.tolist())
+        current = set(r.active)
         topics_of = [[t for t in spec.member_topics[m].tolist() if count[t]] for m in range(spec.num_members)]
         java = True
         if min(sizes[m] for m in current) < max(sizes[m] for m in current) - 1:
@@ -788,12 +788,15 @@ class CheckedBalance:
         self.differs += simple != java
 
 
-@pytest.mark.parametrize("indexed", [False, True])
-def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, indexed):
-    """`indexed`: holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
+@pytest.mark.parametrize("path", ["lists", "arrays", "indexed"])
+def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, path):
+    """`lists`: the small groups' builder (`_SmallGeneralBuilder`); `arrays`: the numpy builder; `indexed`:
+    also holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
     import assignors.sticky_engine as engine
 
-    if indexed:
+    if path != "lists":
+        monkeypatch.setattr(engine, "SMALL_GROUP", -1)
+    if path == "indexed":
         monkeypatch.setattr(engine, "_INDEX_HOLDINGS", 0)
     checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
