@@ -161,7 +161,7 @@ def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
         builder = _SmallGeneralBuilder(ctx) if members.small else _GeneralBuilder(ctx)
         builder.build()
         return _GeneralResult(spec, builder, order)
-    assignment, ids, owners = _ConstrainedBuilder(ctx).build()
+    assignment, ids, owners = (_SmallConstrainedBuilder if members.small else _ConstrainedBuilder)(ctx).build()
     if order is not None:
         owners = order[owners]
     ids.flags.writeable = owners.flags.writeable = False
@@ -292,6 +292,16 @@ class _Members:
         keys = {t: (counts[t], java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
         sorted_all = topic_blocks(spec, sorted(self.topics_by_name, key=keys.__getitem__))
         return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
+
+    @cached_property
+    def owned_order(self) -> list[int]:
+        """Per global id, its place in (partition number, topic name) order, the order in which Java's
+        constrained builder keeps owned partitions (`_SmallConstrainedBuilder`)."""
+        spec = self.spec
+        pos = [0] * len(spec.topic_names)
+        for at, t in enumerate(spec.topics_by_name.tolist()):
+            pos[t] = at
+        return [n * len(pos) + pos[t] for t, size in enumerate(spec.topic_sizes.tolist()) for n in range(size)]
 
     @cached_property
     def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
@@ -463,7 +473,6 @@ class _ConstrainedBuilder:
         self.current_over = 0
         self.under: list[int] = []
         self.exact: list[int] = []
-        self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         self.kept: list[np.ndarray] = []
         self.size: list[int] = []
         # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where id k goes to
@@ -477,14 +486,7 @@ class _ConstrainedBuilder:
     def _before_round_robin(self) -> np.ndarray:
         """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
-        assigned = self._assign_owned()
-        ordered = ctx.members.name_ordered
-        unlisted = ~assigned[ordered]
-        if self.first_phantom is not None:
-            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
-            # a kept partition that does not exist: every partition of a later topic counts as unassigned
-            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
-        unassigned = ordered[unlisted]
+        unassigned = self._unkept()
         rank = ctx.id_rank_list
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
@@ -492,6 +494,18 @@ class _ConstrainedBuilder:
             unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
             unassigned = self._assign_rack_aware_round_robin(unassigned)
         return unassigned
+
+    def _unkept(self) -> np.ndarray:
+        """Step 1; the partitions nobody keeps, in (topic name, partition) order."""
+        ctx = self.ctx
+        assigned = self._assign_owned()
+        ordered = ctx.members.name_ordered
+        unlisted = ~assigned[ordered]
+        if self.first_phantom is not None:
+            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
+            # a kept partition that does not exist: every partition of a later topic counts as unassigned
+            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
+        return ordered[unlisted]
 
     def probe(self) -> None:
         """Kafka's constrained path where members claim partitions past their topic's partition count
@@ -552,7 +566,7 @@ class _ConstrainedBuilder:
         ctx = self.ctx
         spec = ctx.spec
         ids, members = ctx.own_ids, ctx.own_members
-        maybe_revoked = self.maybe_revoked
+        maybe_revoked = self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         if ids.size and ctx.rack_on:
             bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)
             if bad.any():
@@ -572,13 +586,38 @@ class _ConstrainedBuilder:
                 ids, members = ids[keep], members[keep]
         counts = np.bincount(members, minlength=ctx.num_members)
         starts = np.cumsum(counts) - counts
-        min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
         keeps = counts.tolist()
         phantoms = self._sorted_phantoms()
         for m, claims in phantoms.items():
             keeps[m] += len(claims)
-        order: Iterable[int] = range(ctx.num_members)
-        if expected and counts.max(initial=0) >= max_q:
+        self._take_quotas(keeps, int(counts.max(initial=0)))
+        real_keeps = list(keeps)
+        for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
+            real = ids[starts[m] : starts[m] + counts[m]]
+            numbers = spec.partition_number[real].tolist()
+            positions = ctx.topic_name_pos[ctx.partition_topic[real]].tolist()
+            prefix = sorted([*zip(numbers, positions, repeat(False)), *claims])[: keeps[m]]
+            real_keeps[m] = sum(1 for *_, phantom in prefix if not phantom)
+            for number, pos, phantom in prefix:
+                if phantom and (self.first_phantom is None or (pos, number) < self.first_phantom):
+                    self.first_phantom = (pos, number)
+        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), real_keeps, strict=True)]
+        assigned = np.zeros(ctx.num_partitions, dtype=bool)
+        if ids.size and real_keeps != counts.tolist():
+            over = np.arange(ids.size) - starts[members] >= np.asarray(real_keeps, dtype=np.int64)[members]
+            maybe_revoked[ids[over]] = members[over]
+            ids = ids[~over]
+        assigned[ids] = True
+        return assigned
+
+    def _take_quotas(self, keeps: list[int], most: int) -> None:
+        """Java's walk over the members' owned partitions: `keeps`, each member's number of claims (`most`:
+        the largest number of real ones), becomes how many it keeps (`size`), filling the under-min and
+        exact-min lists."""
+        spec = self.ctx.spec
+        min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
+        order: Iterable[int] = range(len(keeps))
+        if expected and most >= max_q:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
             # reaching 9 entries at a different moment), so it is recomputed from that order
@@ -600,24 +639,6 @@ class _ConstrainedBuilder:
                     self.exact.append(m)
             keeps[m] = keep
         self.size = keeps
-        real_keeps = list(keeps)
-        for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
-            real = ids[starts[m] : starts[m] + counts[m]]
-            numbers = spec.partition_number[real].tolist()
-            positions = ctx.topic_name_pos[ctx.partition_topic[real]].tolist()
-            prefix = sorted([*zip(numbers, positions, repeat(False)), *claims])[: keeps[m]]
-            real_keeps[m] = sum(1 for *_, phantom in prefix if not phantom)
-            for number, pos, phantom in prefix:
-                if phantom and (self.first_phantom is None or (pos, number) < self.first_phantom):
-                    self.first_phantom = (pos, number)
-        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), real_keeps, strict=True)]
-        assigned = np.zeros(ctx.num_partitions, dtype=bool)
-        if ids.size and real_keeps != counts.tolist():
-            over = np.arange(ids.size) - starts[members] >= np.asarray(real_keeps, dtype=np.int64)[members]
-            maybe_revoked[ids[over]] = members[over]
-            ids = ids[~over]
-        assigned[ids] = True
-        return assigned
 
     def _sorted_phantoms(self) -> dict[int, list[tuple[int, int, bool]]]:
         """Per member, its kept phantom claims as (partition number, topic name position, True), the
@@ -762,24 +783,33 @@ class _ConstrainedBuilder:
                 used += chunk
                 prev = level
             else:
-                self.exact.extend(under[np.argsort(need, kind="stable")].tolist())
-                for m in self.under:
-                    self.size[m] = self.min_quota
-                self.under = []
+                self._all_at_min(under[np.argsort(need, kind="stable")].tolist())
+        rest = self._poll(total - used)
+        if rest:
+            self.chunks.append((np.array(rest, dtype=np.int64), unassigned[used:], 1))
+
+    def _all_at_min(self, by_need: list[int]) -> None:
+        """The under-min members (`by_need`: by partitions still needed, stably) have reached minQuota and
+        queue at the end of the exact-min list in that order."""
+        self.exact.extend(by_need)
+        for m in self.under:
+            self.size[m] = self.min_quota
+        self.under = []
+
+    def _poll(self, rest: int) -> list[int]:
+        """The exact-min members that take the `rest` partitions left after the under-min rounds, one each."""
         if self.under:
             raise RuntimeError(
                 "IllegalStateException: We haven't reached the expected number of members with more than the "
                 "minQuota partitions, but no more partitions to be assigned"
             )
-        rest = total - used
-        if rest:
-            if rest > len(self.exact):
-                raise RuntimeError("IllegalStateException: No more unfilled consumers to be assigned.")
-            polled = np.array(self.exact[:rest], dtype=np.int64)
-            del self.exact[:rest]
-            self.chunks.append((polled, unassigned[used:], 1))
-            for m in polled.tolist():
-                self.size[m] += 1
+        if rest > len(self.exact):
+            raise RuntimeError("IllegalStateException: No more unfilled consumers to be assigned.")
+        polled = self.exact[:rest]
+        del self.exact[:rest]
+        for m in polled:
+            self.size[m] += 1
+        return polled
 
     def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         """Per member: kept partitions, then the new ones in the order given; and the transfers
@@ -813,6 +843,67 @@ class _ConstrainedBuilder:
         if not moving_ids:
             return out, _EMPTY, _EMPTY
         return out, np.concatenate(moving_ids), np.concatenate(moving_members)
+
+
+class _SmallConstrainedBuilder(_ConstrainedBuilder):
+    """`_ConstrainedBuilder`'s steps 1 and 3 on Python lists, for small groups without rack logic
+    (`_Members.small`; its phantom-claim `probe` stays numpy's), where each numpy call costs more than the
+    loop it replaces (tests/assignors/test_properties.py checks that both give the same results). Step 3
+    hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
+
+    def _unkept(self) -> list[int]:  # type: ignore[override]
+        kept = self._assign_owned()
+        return [p for p in self.ctx.members.name_ordered.tolist() if p not in kept]
+
+    def _assign_owned(self) -> set[int]:  # type: ignore[override]
+        ctx = self.ctx
+        ids = ctx.own_ids.tolist()
+        key = ctx.members.owned_order
+        multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
+        claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
+        for m, _, p in sorted(zip(ctx.own_members.tolist(), map(key.__getitem__, ids), ids, strict=True)):
+            if p not in multi:
+                claims[m].append(p)
+        keeps = [len(c) for c in claims]
+        self._take_quotas(keeps, max(keeps, default=0))
+        self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
+        self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
+        self.multi = multi
+        return {p for c in self.kept for p in c}
+
+    def _assign_round_robin(self, unassigned: list[int]) -> None:  # type: ignore[override]
+        given: list[tuple[int, int]] = []
+        self.given = given
+        total, used = len(unassigned), 0
+        if self.under and total:
+            under = self.under
+            need = [self.min_quota - self.size[m] for m in under]
+            prev = 0
+            for level in sorted(set(need)):
+                active = [m for m, k in zip(under, need, strict=True) if k >= level]
+                chunk = (level - prev) * len(active)
+                if used + chunk > total:
+                    break  # out of partitions mid-way: `_poll` fails, as in Java
+                given += zip(unassigned[used : used + chunk], itertools.cycle(active))
+                used += chunk
+                prev = level
+            else:
+                self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
+        given += zip(unassigned[used:], self._poll(total - used), strict=True)
+
+    def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        lists: list[list[int]] = self.kept  # type: ignore[assignment]
+        revoked, multi = self.revoked, self.multi
+        moving: list[tuple[int, int]] = []
+        for p, m in self.given:
+            lists[m].append(p)
+            if revoked.get(p, m) != m or p in multi:
+                moving.append((p, m))
+        out = [np.array(ids, dtype=np.int64) for ids in lists]
+        if not moving:
+            return out, _EMPTY, _EMPTY
+        ids, owners = np.array(moving, dtype=np.int64).T
+        return out, ids.copy(), owners.copy()
 
 
 # --------------------------------------------------------------------------------------------------
