@@ -55,7 +55,7 @@ from operator import indexOf
 import numpy as np
 
 from assignors.errors import KafkaAssignorError
-from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
+from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
 from assignors.model import SMALL_GROUP, GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -109,10 +109,7 @@ class _GeneralResult(EngineResult):
     @cached_property
     def owners(self) -> np.ndarray:
         """`EngineResult.owners` straight from the builder's owner per global id."""
-        owner = np.asarray(self._builder.owner, dtype=np.int64)
-        if self._leader_order is not None:
-            owner = np.where(owner >= 0, self._leader_order[owner], -1)
-        owners = owner.astype(np.int32)
+        owners = self._builder.owners(self._leader_order)
         owners.flags.writeable = False
         return owners
 
@@ -212,6 +209,7 @@ class _Members:
             subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
         self.subscribed_topic = subscribed
         is_subscribed = subscribed.tolist()
+        self.all_subscribed = all(is_subscribed)
         self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
         keys = [java_string_key(x) for x in spec.member_ids]
         rank = [0] * m
@@ -387,11 +385,27 @@ class _Context:
         if not sum(lengths):
             self.own_ids, self.own_members = _EMPTY, _EMPTY
             return
-        ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
-        members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
-        if not self.subscribed_topic.all():
-            keep = self.subscribed_topic[self.partition_topic[ids]]
-            ids, members = ids[keep], members[keep]
+        if self.members.small:  # plain Python over a few dozen claims, then the arrays
+            listed: list[int] = []
+            claimants: list[int] = []
+            for m, n in enumerate(lengths):
+                if n:
+                    listed += spec.owned[m].tolist()
+                    claimants += [m] * n
+            if not self.members.all_subscribed:
+                topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
+                claimants = [m for m, p in zip(claimants, listed, strict=True) if subscribed[topic[p]]]
+                listed = [p for p in listed if subscribed[topic[p]]]
+            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
+            if len(set(listed)) == len(listed):  # no conflicting claims
+                self.own_ids, self.own_members = ids, members
+                return
+        else:
+            ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
+            members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+            if not self.members.all_subscribed:
+                keep = self.subscribed_topic[self.partition_topic[ids]]
+                ids, members = ids[keep], members[keep]
         if ids.size:
             dup = np.bincount(ids, minlength=self.num_partitions) > 1
             if dup.any():
@@ -621,8 +635,7 @@ class _ConstrainedBuilder:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
             # reaching 9 entries at a different moment), so it is recomputed from that order
-            index = {mid: i for i, mid in enumerate(spec.member_ids)}
-            order = [index[mid] for mid in hashmap_order(spec.member_ids)]
+            order = hashmap_positions(spec.member_ids).tolist()
         for m in order:
             k = keeps[m]
             if k < min_q:
@@ -1167,6 +1180,14 @@ class _GeneralBuilder:
         self.owner[moved] = owners
         self.stamp[moved] = stamps
 
+    def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        """int32 owner per global id, members in member order (`leader_order`: the builder's members by
+        member index, None: the same)."""
+        owner = self.owner
+        if leader_order is not None:
+            owner = np.where(owner >= 0, leader_order[owner], -1)
+        return owner.astype(np.int32)
+
     # -- assigning the unassigned --------------------------------------------------------------------
 
     def _assign_rack_matching(self, unassigned: np.ndarray) -> np.ndarray:
@@ -1422,6 +1443,13 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner, stamp = self.owner, self.stamp
         for q, m, at in zip(moved, owners, stamps, strict=True):
             owner[q], stamp[q] = m, at
+
+    def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        owner = self.owner
+        if leader_order is not None:
+            member = leader_order.tolist()
+            owner = [member[m] if m >= 0 else -1 for m in owner]
+        return np.array(owner, dtype=np.int32)
 
     def result(self) -> list[np.ndarray]:
         owner, stamp = self.owner, self.stamp
