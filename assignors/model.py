@@ -311,7 +311,10 @@ def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if spec.num_partitions <= SMALL_GROUP:
         start = spec.topic_start.tolist()
-        return np.array([g for t in topics for g in range(start[t], start[t + 1])], dtype=np.int64)
+        ids: list[int] = []
+        for t in topics:
+            ids += range(start[t], start[t + 1])
+        return np.array(ids, dtype=np.int64)
     t = np.asarray(topics, dtype=np.int64)
     sizes = spec.topic_sizes[t]
     offsets = np.cumsum(sizes) - sizes

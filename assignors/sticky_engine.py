@@ -236,14 +236,17 @@ class _Members:
         return np.argsort(self.spec.topics_by_name).astype(np.int64)
 
     def _rack_info(self) -> None:
+        """Whether rack logic applies (`rack_on`), and then the members' and partitions' rack bits, which
+        only rack logic reads (None otherwise)."""
         spec = self.spec
-        self.has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
         pbits = spec.partition_rack_bits
         self.rack_on = False
-        self.partition_bits = None
-        self.member_bits = np.zeros(self.num_members, dtype=np.uint64)
-        if pbits is None or not self.has_rack.any():
+        self.has_rack: np.ndarray | None = None
+        self.partition_bits: np.ndarray | None = None
+        self.member_bits: np.ndarray | None = None
+        if pbits is None or all(r is None for r in spec.racks):
             return
+        self.has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
         in_subscribed = self.subscribed_topic[self.partition_topic]
         sub_bits = pbits[in_subscribed]
         every = np.bitwise_or.reduce(sub_bits) if sub_bits.size else np.uint64(0)
@@ -252,6 +255,8 @@ class _Members:
             self.rack_on = True
             self.partition_bits = np.where(in_subscribed, pbits, np.uint64(0))
             self.member_bits = member_bits
+        else:
+            self.has_rack = None
 
     def _all_subscriptions_equal(self) -> bool:
         reference: set[str] = set()
@@ -296,10 +301,14 @@ class _Members:
         """Per global id, its place in (partition number, topic name) order, the order in which Java's
         constrained builder keeps owned partitions (`_SmallConstrainedBuilder`)."""
         spec = self.spec
-        pos = [0] * len(spec.topic_names)
+        n_topics = len(spec.topic_names)
+        pos = [0] * n_topics
         for at, t in enumerate(spec.topics_by_name.tolist()):
             pos[t] = at
-        return [n * len(pos) + pos[t] for t, size in enumerate(spec.topic_sizes.tolist()) for n in range(size)]
+        order: list[int] = []
+        for t, size in enumerate(spec.topic_sizes.tolist()):  # partition n of topic t: n * n_topics + pos[t]
+            order += range(pos[t], pos[t] + size * n_topics, n_topics)
+        return order
 
     @cached_property
     def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
@@ -323,8 +332,9 @@ class _Members:
         max_size = [sum(sizes[t] for t in ts) for ts in topics_of]
         keys = {t: (len(subs[t]), java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
         start = spec.topic_start.tolist()
-        by_count = sorted(self.topics_by_name, key=keys.__getitem__)
-        sorted_all = [p for t in by_count for p in range(start[t], start[t + 1])]
+        sorted_all: list[int] = []
+        for t in sorted(self.topics_by_name, key=keys.__getitem__):
+            sorted_all += range(start[t], start[t + 1])
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @cached_property
@@ -870,13 +880,14 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
 
     def _assign_owned(self) -> set[int]:  # type: ignore[override]
         ctx = self.ctx
-        ids = ctx.own_ids.tolist()
-        key = ctx.members.owned_order
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
         claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
-        for m, _, p in sorted(zip(ctx.own_members.tolist(), map(key.__getitem__, ids), ids, strict=True)):
+        for m, p in zip(ctx.own_members.tolist(), ctx.own_ids.tolist(), strict=True):
             if p not in multi:
                 claims[m].append(p)
+        key = ctx.members.owned_order.__getitem__
+        for c in claims:
+            c.sort(key=key)
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps, default=0))
         self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
