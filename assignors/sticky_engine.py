@@ -90,6 +90,38 @@ class EngineResult:
         return owners
 
 
+class _ListedResult(EngineResult):
+    """The constrained path's result on small groups (`_SmallConstrainedBuilder`): its per-member Python
+    lists (members in the builder's order), made arrays on first use: the streaming state machine reads only
+    the owners, which the lists give directly."""
+
+    def __init__(
+        self, spec: GroupSpec, lists: list[list[int]], transfer_ids: np.ndarray, transfer_owners: np.ndarray,
+        leader_order: np.ndarray | None,
+    ) -> None:
+        self.num_partitions = spec.num_partitions
+        self.transfer_ids, self.transfer_owners = transfer_ids, transfer_owners
+        self._lists = lists
+        self._leader_order = leader_order  # None: the builder's members are in member order
+
+    @cached_property
+    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+        arrays = [np.array(ids, dtype=np.int64) for ids in self._lists]
+        return _read_only(_in_member_order(arrays, self._leader_order))
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """`EngineResult.owners` from the lists (each partition is in one list at most)."""
+        owner = [-1] * self.num_partitions
+        order = self._leader_order
+        for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
+            for p in ids:
+                owner[p] = m
+        owners = np.array(owner, dtype=np.int32)
+        owners.flags.writeable = False
+        return owners
+
+
 class _GeneralResult(EngineResult):
     """The general path's result, read from its builder on first use: `assign` wants the per-member lists
     (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
@@ -162,6 +194,8 @@ def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
     if order is not None:
         owners = order[owners]
     ids.flags.writeable = owners.flags.writeable = False
+    if members.small:
+        return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
@@ -915,7 +949,8 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
                 self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
         given += zip(unassigned[used:], self._poll(total - used), strict=True)
 
-    def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # type: ignore[override]
+        """`_ConstrainedBuilder._finish` with the per-member lists left as lists (`_ListedResult`)."""
         lists: list[list[int]] = self.kept  # type: ignore[assignment]
         revoked, multi = self.revoked, self.multi
         moving: list[tuple[int, int]] = []
@@ -923,11 +958,10 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
             lists[m].append(p)
             if revoked.get(p, m) != m or p in multi:
                 moving.append((p, m))
-        out = [np.array(ids, dtype=np.int64) for ids in lists]
         if not moving:
-            return out, _EMPTY, _EMPTY
+            return lists, _EMPTY, _EMPTY
         ids, owners = np.array(moving, dtype=np.int64).T
-        return out, ids.copy(), owners.copy()
+        return lists, ids.copy(), owners.copy()
 
 
 # --------------------------------------------------------------------------------------------------
