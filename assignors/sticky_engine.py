@@ -1746,8 +1746,10 @@ class _Reassignment:
         if held_new is None:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
-        changed = [t]
-        holders = self._holders(t)
+        changed = {t}
+        holders = self.holders.get(t)
+        if holders is None:
+            holders = self._holders(t)
         recount = False
         n = holders[old]
         if n == 1:  # old leaves the topic's holders
@@ -1777,14 +1779,14 @@ class _Reassignment:
                     n = self._most_count(k, so)
                 if n == 1:
                     most[k], n_most[k] = down, -1
-                    changed.append(k)
+                    changed.add(k)
                 else:
                     n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
                 most[k], n_most[k] = up, 1
-                changed.append(k)
+                changed.add(k)
             elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
         sizes[new] = up
@@ -1808,11 +1810,11 @@ class _Reassignment:
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
-                changed.append(k)
+                changed.add(k)
             elif down == least[k] and n_least[k] > 0:
                 n_least[k] += 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
-                changed.append(k)
+                changed.add(k)
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
@@ -1820,21 +1822,21 @@ class _Reassignment:
                     n_least[k] = n - 1
                 elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
                     least[k], n_least[k] = up, -1
-                    changed.append(k)
+                    changed.add(k)
             if n_full[k]:
-                changed.append(k)
+                changed.add(k)
         for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
             top = self.max_size[m]
             if before == top:
                 for k in topics:
                     n_full[k] -= 1
-                changed += topics
+                changed.update(topics)
             elif after == top:
                 for k in topics:
                     n_full[k] += 1
-                changed += topics
+                changed.update(topics)
         unbalanced, breaks = self.unbalanced, self._breaks
-        for k in set(changed):  # each topic judged once, on the final state
+        for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
                 unbalanced.add(k)
             else:
