@@ -407,7 +407,7 @@ def test_sticky_small_group_path_matches_arrays(group):
 
     small = outcome()
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr("assignors.sticky_engine.SMALL_GROUP", -1)
+        patched.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
         assert outcome() == small
 
 

@@ -795,7 +795,7 @@ def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, 
     import assignors.sticky_engine as engine
 
     if path != "lists":
-        monkeypatch.setattr(engine, "SMALL_GROUP", -1)
+        monkeypatch.setattr(engine, "_SMALL_GROUP", -1)
     if path == "indexed":
         monkeypatch.setattr(engine, "_INDEX_HOLDINGS", 0)
     checked = CheckedBalance(monkeypatch)
