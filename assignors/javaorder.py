@@ -49,8 +49,8 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
 
 
 def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray:
-    """`hashmap_order` of distinct `keys` as positions into `keys`. Up to `_VECTOR_MIN` keys (every
-    consumer group of a replay) plain Python: a numpy call costs more than a few dozen keys."""
+    """`hashmap_order` of distinct `keys` as positions into `keys`; up to `_VECTOR_MIN` keys in plain
+    Python, where a numpy call costs more than the loop."""
     first = 1
     while first < initial_capacity:
         first *= 2

@@ -2,8 +2,10 @@
 
 The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of members; here members
 and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
-1M partitions x 2000 members takes well under a second. Every rule, tie-break and iteration order that
-shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
+1M partitions x 2000 members takes well under a second; groups of up to `_SMALL_GROUP` partitions without
+rack logic (a replay's usual group) take the same steps on Python lists (`_SmallConstrainedBuilder`,
+`_SmallGeneralBuilder`), where numpy's per-call overhead would dominate. Every rule, tie-break and
+iteration order that shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
   equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the
