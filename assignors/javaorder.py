@@ -34,6 +34,13 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+@lru_cache(maxsize=1 << 16)
+def _spread_hash(s: str) -> int:
+    """`java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned."""
+    h = java_string_hash(s) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
 def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
     """Iteration order of a `java.util.HashMap<String, ?>` filled with `keys` in the given order.
 
@@ -61,7 +68,7 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         hashes = _string_hashes(keys)
         spread = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(capacity - 1)
         return np.argsort(spread, kind="stable")  # stable: insertion order in a bucket
-    spreads = [h ^ (h >> 16) for h in (java_string_hash(k) & 0xFFFFFFFF for k in keys)]
+    spreads = list(map(_spread_hash, keys))
     # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
     if (
         len(keys) > _TREEIFY_THRESHOLD
@@ -69,8 +76,8 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         and max(Counter(s & (first - 1) for s in spreads).values()) > _TREEIFY_THRESHOLD
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spreads, first)
-    mask = capacity - 1
-    return np.array(sorted(range(len(keys)), key=lambda i: spreads[i] & mask), dtype=np.int64)  # stable
+    buckets = [s & (capacity - 1) for s in spreads]
+    return np.array(sorted(range(len(keys)), key=buckets.__getitem__), dtype=np.int64)  # stable: insertion order
 
 
 def _string_hashes(keys: list[str]) -> np.ndarray:

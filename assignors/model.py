@@ -119,7 +119,7 @@ class GroupSpec:
         """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
         puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
         them (`member_ids`), and the sticky assignors iterate that map."""
-        return hashmap_positions(self.member_ids).astype(np.int64)  # member ids are distinct (mapping keys)
+        return hashmap_positions(self.member_ids).astype(np.int64, copy=False)  # member ids are distinct (mapping keys)
 
     @cached_property
     def round_results(self) -> dict:
