@@ -34,6 +34,13 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+@lru_cache(maxsize=1 << 16)
+def _spread_hash(s: str) -> int:
+    """`java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned."""
+    h = java_string_hash(s) & 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
 def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
     """Iteration order of a `java.util.HashMap<String, ?>` filled with `keys` in the given order.
 
@@ -49,26 +56,28 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
 
 
 def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray:
-    """`hashmap_order` of distinct `keys` as positions into `keys`."""
-    if len(keys) > _VECTOR_MIN:
-        hashes = _string_hashes(keys)
-    else:
-        hashes = np.array([java_string_hash(k) & 0xFFFFFFFF for k in keys], dtype=np.uint64)
-    spread = hashes ^ (hashes >> np.uint64(16))
+    """`hashmap_order` of distinct `keys` as positions into `keys`; up to `_VECTOR_MIN` keys in plain
+    Python, where a numpy call costs more than the loop."""
     first = 1
     while first < initial_capacity:
         first *= 2
     capacity = first
     while len(keys) > 0.75 * capacity:
         capacity *= 2
+    if len(keys) > _VECTOR_MIN:  # then the table has 128+ buckets: a long bucket never resizes it
+        hashes = _string_hashes(keys)
+        spread = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(capacity - 1)
+        return np.argsort(spread, kind="stable")  # stable: insertion order in a bucket
+    spreads = list(map(_spread_hash, keys))
     # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
     if (
         len(keys) > _TREEIFY_THRESHOLD
         and capacity < _MIN_TREEIFY_CAPACITY
-        and np.bincount((spread & np.uint64(first - 1)).astype(np.int64)).max() > _TREEIFY_THRESHOLD
+        and max(Counter(s & (first - 1) for s in spreads).values()) > _TREEIFY_THRESHOLD
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
-        capacity = _capacity_with_long_buckets(spread.tolist(), first)
-    return np.argsort(spread & np.uint64(capacity - 1), kind="stable")  # stable: insertion order in a bucket
+        capacity = _capacity_with_long_buckets(spreads, first)
+    buckets = [s & (capacity - 1) for s in spreads]
+    return np.array(sorted(range(len(keys)), key=buckets.__getitem__), dtype=np.int64)  # stable: insertion order
 
 
 def _string_hashes(keys: list[str]) -> np.ndarray:

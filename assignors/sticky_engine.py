@@ -2,8 +2,10 @@
 
 The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of members; here members
 and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
-1M partitions x 2000 members takes well under a second. Every rule, tie-break and iteration order that
-shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
+1M partitions x 2000 members takes well under a second; groups of up to `_SMALL_GROUP` partitions without
+rack logic (a replay's usual group) take the same steps on Python lists (`_SmallConstrainedBuilder`,
+`_SmallGeneralBuilder`), where numpy's per-call overhead would dominate. Every rule, tie-break and
+iteration order that shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
   equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the
@@ -55,13 +57,16 @@ from operator import indexOf
 import numpy as np
 
 from assignors.errors import KafkaAssignorError
-from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
+from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
 _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above this many movable partitions
+# `_Members.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
+# the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
+_SMALL_GROUP = 200
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -90,6 +95,38 @@ class EngineResult:
         return owners
 
 
+class _ListedResult(EngineResult):
+    """The constrained path's result on small groups (`_SmallConstrainedBuilder`): its per-member Python
+    lists (members in the builder's order), made arrays on first use: the streaming state machine reads only
+    the owners, which the lists give directly."""
+
+    def __init__(
+        self, spec: GroupSpec, lists: list[list[int]], transfer_ids: np.ndarray, transfer_owners: np.ndarray,
+        leader_order: np.ndarray | None,
+    ) -> None:
+        self.num_partitions = spec.num_partitions
+        self.transfer_ids, self.transfer_owners = transfer_ids, transfer_owners
+        self._lists = lists
+        self._leader_order = leader_order  # None: the builder's members are in member order
+
+    @cached_property
+    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+        arrays = [np.array(ids, dtype=np.int64) for ids in self._lists]
+        return _read_only(_in_member_order(arrays, self._leader_order))
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """`EngineResult.owners` from the lists (each partition is in one list at most)."""
+        owner = [-1] * self.num_partitions
+        order = self._leader_order
+        for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
+            for p in ids:
+                owner[p] = m
+        owners = np.array(owner, dtype=np.int32)
+        owners.flags.writeable = False
+        return owners
+
+
 class _GeneralResult(EngineResult):
     """The general path's result, read from its builder on first use: `assign` wants the per-member lists
     (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
@@ -109,10 +146,7 @@ class _GeneralResult(EngineResult):
     @cached_property
     def owners(self) -> np.ndarray:
         """`EngineResult.owners` straight from the builder's owner per global id."""
-        owner = self._builder.owner
-        if self._leader_order is not None:
-            owner = np.where(owner >= 0, self._leader_order[owner], -1)
-        owners = owner.astype(np.int32)
+        owners = self._builder.owners(self._leader_order)
         owners.flags.writeable = False
         return owners
 
@@ -158,13 +192,15 @@ def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
-        builder = _GeneralBuilder(ctx)
+        builder = _SmallGeneralBuilder(ctx) if members.small else _GeneralBuilder(ctx)
         builder.build()
         return _GeneralResult(spec, builder, order)
-    assignment, ids, owners = _ConstrainedBuilder(ctx).build()
+    assignment, ids, owners = (_SmallConstrainedBuilder if members.small else _ConstrainedBuilder)(ctx).build()
     if order is not None:
         owners = order[owners]
     ids.flags.writeable = owners.flags.writeable = False
+    if members.small:
+        return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
@@ -212,6 +248,7 @@ class _Members:
             subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
         self.subscribed_topic = subscribed
         is_subscribed = subscribed.tolist()
+        self.all_subscribed = all(is_subscribed)
         self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
         keys = [java_string_key(x) for x in spec.member_ids]
         rank = [0] * m
@@ -221,6 +258,8 @@ class _Members:
         self.id_rank = np.array(rank, dtype=np.int64)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
+        # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
+        self.small = self.num_partitions <= _SMALL_GROUP and not self.rack_on
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -236,14 +275,17 @@ class _Members:
         return np.argsort(self.spec.topics_by_name).astype(np.int64)
 
     def _rack_info(self) -> None:
+        """Whether rack logic applies (`rack_on`), and then the members' and partitions' rack bits, which
+        only rack logic reads (None otherwise)."""
         spec = self.spec
-        self.has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
         pbits = spec.partition_rack_bits
         self.rack_on = False
-        self.partition_bits = None
-        self.member_bits = np.zeros(self.num_members, dtype=np.uint64)
-        if pbits is None or not self.has_rack.any():
+        self.has_rack: np.ndarray | None = None
+        self.partition_bits: np.ndarray | None = None
+        self.member_bits: np.ndarray | None = None
+        if pbits is None or all(r is None for r in spec.racks):
             return
+        self.has_rack = np.array([r is not None for r in spec.racks], dtype=bool)
         in_subscribed = self.subscribed_topic[self.partition_topic]
         sub_bits = pbits[in_subscribed]
         every = np.bitwise_or.reduce(sub_bits) if sub_bits.size else np.uint64(0)
@@ -252,6 +294,8 @@ class _Members:
             self.rack_on = True
             self.partition_bits = np.where(in_subscribed, pbits, np.uint64(0))
             self.member_bits = member_bits
+        else:
+            self.has_rack = None
 
     def _all_subscriptions_equal(self) -> bool:
         reference: set[str] = set()
@@ -292,9 +336,58 @@ class _Members:
         return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
 
     @cached_property
+    def owned_order(self) -> list[int]:
+        """Per global id, its place in (partition number, topic name) order, the order in which Java's
+        constrained builder keeps owned partitions (`_SmallConstrainedBuilder`)."""
+        spec = self.spec
+        n_topics = len(spec.topic_names)
+        pos = [0] * n_topics
+        for at, t in enumerate(spec.topics_by_name.tolist()):
+            pos[t] = at
+        order: list[int] = []
+        for t, size in enumerate(spec.topic_sizes.tolist()):  # partition n of topic t: n * n_topics + pos[t]
+            order += range(pos[t], pos[t] + size * n_topics, n_topics)
+        return order
+
+    @cached_property
+    def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
+        """`subscriber_tables` as lists, for `_SmallGeneralBuilder`: per topic its subscribers in member id
+        order, per member its topics, each member's maximum size, all subscribed partitions (topics by
+        (subscriber count, name)); and each partition's topic."""
+        spec = self.spec
+        subs: list[list[int]] = [[] for _ in spec.topic_names]
+        sizes = spec.topic_sizes.tolist()
+        lists: dict[int, list[int]] = {}  # members share subscription arrays
+        topics_of = []
+        for topics in spec.member_topics:
+            ts = lists.get(id(topics))
+            if ts is None:
+                ts = lists[id(topics)] = topics.tolist()
+            topics_of.append(ts)
+        rank = self.id_rank_list
+        for m in sorted(range(self.num_members), key=rank.__getitem__):
+            for t in topics_of[m]:
+                subs[t].append(m)
+        max_size = [sum(sizes[t] for t in ts) for ts in topics_of]
+        keys = {t: (len(subs[t]), java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
+        start = spec.topic_start.tolist()
+        sorted_all: list[int] = []
+        for t in sorted(self.topics_by_name, key=keys.__getitem__):
+            sorted_all += range(start[t], start[t + 1])
+        return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
+
+    @cached_property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
         subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        if self.small:
+            subs = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
+            flat: list[int] = []
+            at = [0]
+            for topics in self.small_tables[1]:
+                flat += sorted(t for t in topics if subs[t])
+                at.append(len(flat))
+            return [t for t, ms in enumerate(subs) if ms], subs, flat, at
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
         movable_topic = num_subs >= 2
@@ -341,11 +434,27 @@ class _Context:
         if not sum(lengths):
             self.own_ids, self.own_members = _EMPTY, _EMPTY
             return
-        ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
-        members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
-        if not self.subscribed_topic.all():
-            keep = self.subscribed_topic[self.partition_topic[ids]]
-            ids, members = ids[keep], members[keep]
+        if self.members.small:  # plain Python over a few dozen claims, then the arrays
+            listed: list[int] = []
+            claimants: list[int] = []
+            for m, n in enumerate(lengths):
+                if n:
+                    listed += spec.owned[m].tolist()
+                    claimants += [m] * n
+            if not self.members.all_subscribed:
+                topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
+                claimants = [m for m, p in zip(claimants, listed, strict=True) if subscribed[topic[p]]]
+                listed = [p for p in listed if subscribed[topic[p]]]
+            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
+            if len(set(listed)) == len(listed):  # no conflicting claims
+                self.own_ids, self.own_members = ids, members
+                return
+        else:
+            ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
+            members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+            if not self.members.all_subscribed:
+                keep = self.subscribed_topic[self.partition_topic[ids]]
+                ids, members = ids[keep], members[keep]
         if ids.size:
             dup = np.bincount(ids, minlength=self.num_partitions) > 1
             if dup.any():
@@ -427,7 +536,6 @@ class _ConstrainedBuilder:
         self.current_over = 0
         self.under: list[int] = []
         self.exact: list[int] = []
-        self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         self.kept: list[np.ndarray] = []
         self.size: list[int] = []
         # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where id k goes to
@@ -441,14 +549,7 @@ class _ConstrainedBuilder:
     def _before_round_robin(self) -> np.ndarray:
         """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
-        assigned = self._assign_owned()
-        ordered = ctx.members.name_ordered
-        unlisted = ~assigned[ordered]
-        if self.first_phantom is not None:
-            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
-            # a kept partition that does not exist: every partition of a later topic counts as unassigned
-            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
-        unassigned = ordered[unlisted]
+        unassigned = self._unkept()
         rank = ctx.id_rank_list
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
@@ -456,6 +557,18 @@ class _ConstrainedBuilder:
             unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
             unassigned = self._assign_rack_aware_round_robin(unassigned)
         return unassigned
+
+    def _unkept(self) -> np.ndarray:
+        """Step 1; the partitions nobody keeps, in (topic name, partition) order."""
+        ctx = self.ctx
+        assigned = self._assign_owned()
+        ordered = ctx.members.name_ordered
+        unlisted = ~assigned[ordered]
+        if self.first_phantom is not None:
+            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
+            # a kept partition that does not exist: every partition of a later topic counts as unassigned
+            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
+        return ordered[unlisted]
 
     def probe(self) -> None:
         """Kafka's constrained path where members claim partitions past their topic's partition count
@@ -516,7 +629,7 @@ class _ConstrainedBuilder:
         ctx = self.ctx
         spec = ctx.spec
         ids, members = ctx.own_ids, ctx.own_members
-        maybe_revoked = self.maybe_revoked
+        maybe_revoked = self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         if ids.size and ctx.rack_on:
             bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)
             if bad.any():
@@ -536,34 +649,11 @@ class _ConstrainedBuilder:
                 ids, members = ids[keep], members[keep]
         counts = np.bincount(members, minlength=ctx.num_members)
         starts = np.cumsum(counts) - counts
-        min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
         keeps = counts.tolist()
         phantoms = self._sorted_phantoms()
         for m, claims in phantoms.items():
             keeps[m] += len(claims)
-        order: Iterable[int] = range(ctx.num_members)
-        if expected and counts.max(initial=0) >= max_q:
-            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
-            # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
-            # reaching 9 entries at a different moment), so it is recomputed from that order
-            index = {mid: i for i, mid in enumerate(spec.member_ids)}
-            order = [index[mid] for mid in hashmap_order(spec.member_ids)]
-        for m in order:
-            k = keeps[m]
-            if k < min_q:
-                self.under.append(m)
-                keep = k
-            elif k >= max_q and self.current_over < expected:
-                self.current_over += 1
-                if self.current_over == expected:
-                    self.exact.clear()
-                keep = max_q
-            else:
-                keep = min_q
-                if self.current_over < expected:
-                    self.exact.append(m)
-            keeps[m] = keep
-        self.size = keeps
+        self._take_quotas(keeps, int(counts.max(initial=0)))
         real_keeps = list(keeps)
         for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
             real = ids[starts[m] : starts[m] + counts[m]]
@@ -582,6 +672,35 @@ class _ConstrainedBuilder:
             ids = ids[~over]
         assigned[ids] = True
         return assigned
+
+    def _take_quotas(self, keeps: list[int], most: int) -> None:
+        """Java's walk over the members' owned partitions: `keeps`, each member's number of claims (`most`:
+        the largest number of real ones), becomes how many it keeps (`size`), filling the under-min and
+        exact-min lists."""
+        spec = self.ctx.spec
+        min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
+        order: Iterable[int] = range(len(keeps))
+        if expected and most >= max_q:
+            # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
+            # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
+            # reaching 9 entries at a different moment), so it is recomputed from that order
+            order = hashmap_positions(spec.member_ids).tolist()
+        for m in order:
+            k = keeps[m]
+            if k < min_q:
+                self.under.append(m)
+                keep = k
+            elif k >= max_q and self.current_over < expected:
+                self.current_over += 1
+                if self.current_over == expected:
+                    self.exact.clear()
+                keep = max_q
+            else:
+                keep = min_q
+                if self.current_over < expected:
+                    self.exact.append(m)
+            keeps[m] = keep
+        self.size = keeps
 
     def _sorted_phantoms(self) -> dict[int, list[tuple[int, int, bool]]]:
         """Per member, its kept phantom claims as (partition number, topic name position, True), the
@@ -726,24 +845,33 @@ class _ConstrainedBuilder:
                 used += chunk
                 prev = level
             else:
-                self.exact.extend(under[np.argsort(need, kind="stable")].tolist())
-                for m in self.under:
-                    self.size[m] = self.min_quota
-                self.under = []
+                self._all_at_min(under[np.argsort(need, kind="stable")].tolist())
+        rest = self._poll(total - used)
+        if rest:
+            self.chunks.append((np.array(rest, dtype=np.int64), unassigned[used:], 1))
+
+    def _all_at_min(self, by_need: list[int]) -> None:
+        """The under-min members (`by_need`: by partitions still needed, stably) have reached minQuota and
+        queue at the end of the exact-min list in that order."""
+        self.exact.extend(by_need)
+        for m in self.under:
+            self.size[m] = self.min_quota
+        self.under = []
+
+    def _poll(self, rest: int) -> list[int]:
+        """The exact-min members that take the `rest` partitions left after the under-min rounds, one each."""
         if self.under:
             raise RuntimeError(
                 "IllegalStateException: We haven't reached the expected number of members with more than the "
                 "minQuota partitions, but no more partitions to be assigned"
             )
-        rest = total - used
-        if rest:
-            if rest > len(self.exact):
-                raise RuntimeError("IllegalStateException: No more unfilled consumers to be assigned.")
-            polled = np.array(self.exact[:rest], dtype=np.int64)
-            del self.exact[:rest]
-            self.chunks.append((polled, unassigned[used:], 1))
-            for m in polled.tolist():
-                self.size[m] += 1
+        if rest > len(self.exact):
+            raise RuntimeError("IllegalStateException: No more unfilled consumers to be assigned.")
+        polled = self.exact[:rest]
+        del self.exact[:rest]
+        for m in polled:
+            self.size[m] += 1
+        return polled
 
     def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
         """Per member: kept partitions, then the new ones in the order given; and the transfers
@@ -777,6 +905,68 @@ class _ConstrainedBuilder:
         if not moving_ids:
             return out, _EMPTY, _EMPTY
         return out, np.concatenate(moving_ids), np.concatenate(moving_members)
+
+
+class _SmallConstrainedBuilder(_ConstrainedBuilder):
+    """`_ConstrainedBuilder`'s steps 1 and 3 on Python lists, for small groups without rack logic
+    (`_Members.small`; its phantom-claim `probe` stays numpy's), where each numpy call costs more than the
+    loop it replaces (tests/assignors/test_properties.py checks that both give the same results). Step 3
+    hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
+
+    def _unkept(self) -> list[int]:  # type: ignore[override]
+        kept = self._assign_owned()
+        return [p for p in self.ctx.members.name_ordered.tolist() if p not in kept]
+
+    def _assign_owned(self) -> set[int]:  # type: ignore[override]
+        ctx = self.ctx
+        multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
+        claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
+        for m, p in zip(ctx.own_members.tolist(), ctx.own_ids.tolist(), strict=True):
+            if p not in multi:
+                claims[m].append(p)
+        key = ctx.members.owned_order.__getitem__
+        for c in claims:
+            c.sort(key=key)
+        keeps = [len(c) for c in claims]
+        self._take_quotas(keeps, max(keeps, default=0))
+        self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
+        self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
+        self.multi = multi
+        return {p for c in self.kept for p in c}
+
+    def _assign_round_robin(self, unassigned: list[int]) -> None:  # type: ignore[override]
+        given: list[tuple[int, int]] = []
+        self.given = given
+        total, used = len(unassigned), 0
+        if self.under and total:
+            under = self.under
+            need = [self.min_quota - self.size[m] for m in under]
+            prev = 0
+            for level in sorted(set(need)):
+                active = [m for m, k in zip(under, need, strict=True) if k >= level]
+                chunk = (level - prev) * len(active)
+                if used + chunk > total:
+                    break  # out of partitions mid-way: `_poll` fails, as in Java
+                given += zip(unassigned[used : used + chunk], itertools.cycle(active))
+                used += chunk
+                prev = level
+            else:
+                self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
+        given += zip(unassigned[used:], self._poll(total - used), strict=True)
+
+    def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # type: ignore[override]
+        """`_ConstrainedBuilder._finish` with the per-member lists left as lists (`_ListedResult`)."""
+        lists: list[list[int]] = self.kept  # type: ignore[assignment]
+        revoked, multi = self.revoked, self.multi
+        moving: list[tuple[int, int]] = []
+        for p, m in self.given:
+            lists[m].append(p)
+            if revoked.get(p, m) != m or p in multi:
+                moving.append((p, m))
+        if not moving:
+            return lists, _EMPTY, _EMPTY
+        ids, owners = np.array(moving, dtype=np.int64).T
+        return lists, ids.copy(), owners.copy()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -911,16 +1101,34 @@ def _extremes(
     return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
 
 
-def _balance_score(sizes: np.ndarray) -> int:
-    """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow."""
-    s = np.sort(sizes).astype(np.int64)
-    n = s.size
-    score = int(np.dot(s, 2 * np.arange(n, dtype=np.int64) - n + 1)) if n else 0
-    score &= 0xFFFFFFFF
+def _heap_fill(
+    n: int, cands: list[int], sizes: list[int], rank: list[int]
+) -> tuple[list[int], list[tuple[int, int, int]]]:
+    """`_GeneralBuilder._water_fill` one partition at a time: the receivers of n partitions, each the least
+    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the final heap of (size, rank, member)."""
+    heap = [(s, rank[m], m) for s, m in zip(sizes, cands, strict=True)]
+    heapq.heapify(heap)
+    got = []
+    for _ in range(n):
+        s, r, m = heap[0]
+        got.append(m)
+        heapq.heapreplace(heap, (s + 1, r, m))
+    return got, heap
+
+
+def _balance_score(sizes: list[int]) -> int:
+    """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow (the sum modulo
+    2^32 is the same however Java's int additions wrapped on the way)."""
+    n = len(sizes)
+    score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
 
 
 class _GeneralBuilder:
+    """Kafka's general assignment over numpy arrays: `owner`, `stamp` (place in the owner's list) per global
+    id, `sizes` per member. `build` is the flow; the steps it calls are written for this representation
+    and again for `_SmallGeneralBuilder`'s lists."""
+
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
         self.owner = np.full(ctx.num_partitions, -1, dtype=np.int64)
@@ -972,6 +1180,63 @@ class _GeneralBuilder:
         self.next_stamp = ids.size
         self.sizes += np.bincount(members, minlength=ctx.num_members)
         return revocation_required
+
+    def _unassigned(self) -> np.ndarray:
+        """The subscribed partitions nobody keeps, topics by (subscriber count, name)."""
+        return self.sorted_all[self.owner[self.sorted_all] < 0]
+
+    def _assign_unassigned(self, unassigned: np.ndarray) -> None:
+        if self.ctx.rack_on and unassigned.size:
+            unassigned = self._assign_rack_matching(unassigned)
+        self._assign_plain(unassigned)
+
+    def _movable(self) -> tuple[np.ndarray, list[int], list[int]]:
+        """The partitions of topics with two or more subscribers (in `sorted_all` order), and Java's
+        currentAssignment once `balance` has set the fixed members aside (those at their maximum that hold
+        nothing movable) with their sizes."""
+        ptopic = self.ctx.partition_topic
+        self.movable_topic = movable_topic = self.num_subs >= 2
+        movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
+        holds_movable = np.zeros(self.ctx.num_members, dtype=bool)
+        owners = self.owner[movable_all]
+        holds_movable[owners[owners >= 0]] = True
+        active = np.flatnonzero((self.sizes < self.max_size) | holds_movable)
+        return movable_all, active.tolist(), self.sizes[active].tolist()
+
+    def _movable_of(self, partitions: np.ndarray) -> np.ndarray:
+        return partitions[self.movable_topic[self.ctx.partition_topic[partitions]]]
+
+    def _fix_prev(self, prev_owner: np.ndarray, active: list[int]) -> list[int]:
+        """`prev_owner` with `_FIXED_PREV` for owners outside currentAssignment, kept (`scan` reads it) and
+        as a list."""
+        fixed = np.ones(self.ctx.num_members, dtype=bool)
+        fixed[active] = False
+        ids = np.flatnonzero(prev_owner >= 0)
+        self.prev_owner = prev = prev_owner.copy()
+        prev[ids[fixed[prev[ids]]]] = _FIXED_PREV
+        return prev.tolist()
+
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        """Fresh lists of `owner` and `sizes`, and `max_size` as a list: `_Reassignment` moves on copies."""
+        return self.owner.tolist(), self.sizes.tolist(), self.max_size.tolist()
+
+    def scan(self, partitions: np.ndarray) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:
+        """A pass's `partitions` (not empty) as a list, their topic runs (`_topic_runs`) and the positions of
+        those with a prevAssignment entry."""
+        return (partitions.tolist(), _topic_runs(partitions, self.ctx.partition_topic),
+                np.flatnonzero(self.prev_owner[partitions] != -1).tolist())
+
+    def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
+        self.owner[moved] = owners
+        self.stamp[moved] = stamps
+
+    def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        """int32 owner per global id, members in member order (`leader_order`: the builder's members by
+        member index, None: the same)."""
+        owner = self.owner
+        if leader_order is not None:
+            owner = np.where(owner >= 0, leader_order[owner], -1)
+        return owner.astype(np.int32)
 
     # -- assigning the unassigned --------------------------------------------------------------------
 
@@ -1045,15 +1310,7 @@ class _GeneralBuilder:
         ctx = self.ctx
         n = pids.size
         if n <= _HEAP_FILL:
-            members = cands.tolist()
-            rank_of = ctx.id_rank_list
-            heap = [(s, rank_of[m], m) for s, m in zip(self.sizes[cands].tolist(), members, strict=True)]
-            heapq.heapify(heap)
-            got = []
-            for _ in range(n):
-                s, r, m = heap[0]
-                got.append(m)
-                heapq.heapreplace(heap, (s + 1, r, m))
+            got, heap = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
             self.owner[pids] = got
             self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
         else:
@@ -1093,38 +1350,22 @@ class _GeneralBuilder:
     # -- balancing -----------------------------------------------------------------------------------
 
     def build(self) -> None:
-        ctx = self.ctx
         prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
-        unassigned = self.sorted_all[self.owner[self.sorted_all] < 0]
-        initializing = not self.sizes.any()
-        todo = unassigned
-        if ctx.rack_on and todo.size:
-            todo = self._assign_rack_matching(todo)
-        self._assign_plain(todo)
-
-        movable_topic = self.num_subs >= 2
-        ptopic = ctx.partition_topic
-        movable_all = self.sorted_all[movable_topic[ptopic[self.sorted_all]]]
-        holds_movable = np.zeros(ctx.num_members, dtype=bool)
-        owners = self.owner[movable_all]
-        holds_movable[owners[owners >= 0]] = True
-        # Java's currentAssignment once `balance` has set the fixed members aside
-        active = (self.sizes < self.max_size) | holds_movable
-        active_sizes = self.sizes[active]
-        if not movable_all.size or int(active_sizes.max()) <= int(active_sizes.min()) + 1:
+        initializing = not self.next_stamp  # nothing kept: every size is still 0
+        unassigned = self._unassigned()
+        self._assign_unassigned(unassigned)
+        movable_all, active, active_sizes = self._movable()
+        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1:
             return  # `isBalanced`'s first test holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
         # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
-        self.prev_member, self.prev_gen = prev_owner.copy(), prev_gen
-        ids = np.flatnonzero(prev_owner >= 0)
-        if ids.size:
-            prev_owner[ids[~active[prev_owner[ids]]]] = _FIXED_PREV
-        moves = _Reassignment(self, movable_all, prev_owner, np.flatnonzero(active))
+        self.prev_member, self.prev_gen = prev_owner, prev_gen
+        moves = _Reassignment(self, movable_all, active, self._fix_prev(prev_owner, active))
         if not revocation_required:
-            moves.perform(unassigned[movable_topic[ptopic[unassigned]]])
+            moves.perform(self._movable_of(unassigned))
         performed = moves.perform(movable_all)
         # Java's revert rule: a final round of moves that does not lower the balance score is undone
         # (with the moves of the unassigned partitions' round)
@@ -1155,6 +1396,117 @@ class _GeneralBuilder:
         ids = ids[order]
         bounds = [0, *np.cumsum(np.bincount(owners, minlength=self.ctx.num_members)).tolist()]
         return [ids[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+class _SmallGeneralBuilder(_GeneralBuilder):
+    """`_GeneralBuilder`'s steps on Python lists, for small groups without rack logic (`_Members.small`),
+    where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
+    that both give the same results)."""
+
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
+        self.stamp = [0] * ctx.num_partitions  # type: ignore[assignment]
+        self.next_stamp = 0
+        # `subscriber_tables` as lists, and each member's topics, each partition's topic
+        self.topic_subs, self.topics_of, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
+        self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
+
+    def _prev_assignment(self) -> tuple[list[int], list[int]]:  # type: ignore[override]
+        ctx = self.ctx
+        gens = ctx.generations
+        max_gen = max(gens)
+        prev_owner = [-1] * ctx.num_partitions
+        prev_gen = [-2] * ctx.num_partitions
+        for m, ids in enumerate(ctx.spec.owned):
+            g = gens[m]
+            if ids.size and g < max_gen:
+                for p in ids.tolist():
+                    if prev_owner[p] < 0 or g > prev_gen[p]:
+                        prev_owner[p], prev_gen[p] = m, g
+        return prev_owner, prev_gen
+
+    def _keep_owned(self) -> bool:
+        owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
+        revocation_required = False
+        kept = 0
+        for p, m in zip(self.ctx.own_ids.tolist(), self.ctx.own_members.tolist(), strict=True):
+            if ptopic[p] in topics_of[m]:
+                owner[p], stamp[p] = m, kept
+                kept += 1
+                sizes[m] += 1
+            else:
+                revocation_required = True
+        self.next_stamp = kept
+        return revocation_required
+
+    def _unassigned(self) -> list[int]:  # type: ignore[override]
+        owner = self.owner
+        return [p for p in self.sorted_all if owner[p] < 0]
+
+    def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
+        """`_assign_plain` (no rack logic here), one partition at a time."""
+        owner, stamp, sizes, rank = self.owner, self.stamp, self.sizes, self.ctx.id_rank_list
+        for t, run in itertools.groupby(unassigned, key=self.ptopic.__getitem__):
+            cands = self.topic_subs[t]
+            if not cands:  # Java skips partitions of topics nobody can take
+                continue
+            pids = list(run)
+            got, heap = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
+            for size, _, m in heap:
+                sizes[m] = size
+            for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
+                owner[p], stamp[p] = m, at
+            self.next_stamp += len(pids)
+
+    def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
+        owner, sizes, max_size, ptopic = self.owner, self.sizes, self.max_size, self.ptopic
+        self.movable_topic = movable = [len(ms) >= 2 for ms in self.topic_subs]
+        movable_all = [p for p in self.sorted_all if movable[ptopic[p]]]
+        holds_movable = {owner[p] for p in movable_all}
+        active = [m for m, size in enumerate(sizes) if size < max_size[m] or m in holds_movable]
+        return movable_all, active, [sizes[m] for m in active]
+
+    def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
+        movable, ptopic = self.movable_topic, self.ptopic
+        return [p for p in partitions if movable[ptopic[p]]]
+
+    def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
+        current = set(active)
+        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]
+        return prev
+
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        return self.owner[:], self.sizes[:], self.max_size  # type: ignore[return-value]
+
+    def scan(self, partitions: list[int]) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:  # type: ignore[override]
+        runs = []
+        first = 0
+        for t, run in itertools.groupby(partitions, key=self.ptopic.__getitem__):
+            end = first + sum(1 for _ in run)
+            runs.append((t, first, end))
+            first = end
+        prev = self.prev_owner
+        return partitions, runs, [j for j, p in enumerate(partitions) if prev[p] != -1]
+
+    def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
+        owner, stamp = self.owner, self.stamp
+        for q, m, at in zip(moved, owners, stamps, strict=True):
+            owner[q], stamp[q] = m, at
+
+    def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        owner = self.owner
+        if leader_order is not None:
+            member = leader_order.tolist()
+            owner = [member[m] if m >= 0 else -1 for m in owner]
+        return np.array(owner, dtype=np.int32)
+
+    def result(self) -> list[np.ndarray]:
+        owner, stamp = self.owner, self.stamp
+        lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
+        for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
+            lists[owner[p]].append(p)
+        return [np.array(ids, dtype=np.int64) for ids in lists]
 
 
 class _Reassignment:
@@ -1191,18 +1543,15 @@ class _Reassignment:
     Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
     def __init__(
-        self, builder: _GeneralBuilder, movable_all: np.ndarray, prev_owner: np.ndarray, active: np.ndarray
+        self, builder: _GeneralBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
     ) -> None:
         ctx = builder.ctx
         spec = ctx.spec
         self.b = builder
         self.active = active  # Java's currentAssignment: members not set aside as fixed
         self.movements = _PartitionMovements(spec)
-        self.owner: list[int] = builder.owner.tolist()
-        self.sizes: list[int] = builder.sizes.tolist()
-        self.max_size: list[int] = builder.max_size.tolist()
-        self.prev_owner = prev_owner
-        self.prev: list[int] = prev_owner.tolist()
+        self.owner, self.sizes, self.max_size = builder.lists()
+        self.prev = prev  # prevAssignment owner per global id (-1: none, `_FIXED_PREV`)
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
@@ -1211,13 +1560,13 @@ class _Reassignment:
         topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
         self.held: dict[int, set[int]] = {}  # member -> topics held
-        if movable_all.size > _INDEX_HOLDINGS:
-            self._index_holdings(movable_all)
+        if len(movable_all) > _INDEX_HOLDINGS:
+            self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
         flat, at = self.topics_flat, self.topics_at
-        for m in np.flatnonzero(builder.sizes == builder.max_size).tolist():
+        for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
             for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
@@ -1309,22 +1658,22 @@ class _Reassignment:
             held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
         return held
 
-    def perform(self, partitions: np.ndarray) -> bool:
+    def perform(self, partitions: np.ndarray | list[int]) -> bool:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
         cut short when a pass would start from a state an earlier pass started from (Java would repeat
         those passes forever, see the module docstring). The movement records and their `HashSet` orders
         are that state: owners are the ones before the first pass plus the recorded net moves. Balanced
         already, the first pass stops at its first partition (most calls: the second `perform` of a build
         usually starts where the first one balanced the group), so nothing needs setting up."""
-        if not partitions.size or not self.unbalanced:
+        if not len(partitions) or not self.unbalanced:
             return False
-        runs = _topic_runs(partitions, self.b.ctx.partition_topic)
-        with_prev = np.flatnonzero(self.prev_owner[partitions] != -1).tolist()
-        parts = partitions.tolist()
+        parts, runs, with_prev = self.b.scan(partitions)
         performed = False
         seen = {self._state()}
         while self._pass(parts, runs, with_prev):
             performed = True
+            if not self.unbalanced:
+                break  # the next pass would stop at its first partition
             state = self._state()
             if state in seen:
                 break
@@ -1404,8 +1753,10 @@ class _Reassignment:
         if held_new is None:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
-        changed = [t]
-        holders = self._holders(t)
+        changed = {t}
+        holders = self.holders.get(t)
+        if holders is None:
+            holders = self._holders(t)
         recount = False
         n = holders[old]
         if n == 1:  # old leaves the topic's holders
@@ -1435,14 +1786,14 @@ class _Reassignment:
                     n = self._most_count(k, so)
                 if n == 1:
                     most[k], n_most[k] = down, -1
-                    changed.append(k)
+                    changed.add(k)
                 else:
                     n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
                 most[k], n_most[k] = up, 1
-                changed.append(k)
+                changed.add(k)
             elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
         sizes[new] = up
@@ -1466,11 +1817,11 @@ class _Reassignment:
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
-                changed.append(k)
+                changed.add(k)
             elif down == least[k] and n_least[k] > 0:
                 n_least[k] += 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
-                changed.append(k)
+                changed.add(k)
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
@@ -1478,21 +1829,21 @@ class _Reassignment:
                     n_least[k] = n - 1
                 elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
                     least[k], n_least[k] = up, -1
-                    changed.append(k)
+                    changed.add(k)
             if n_full[k]:
-                changed.append(k)
+                changed.add(k)
         for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
             top = self.max_size[m]
             if before == top:
                 for k in topics:
                     n_full[k] -= 1
-                changed += topics
+                changed.update(topics)
             elif after == top:
                 for k in topics:
                     n_full[k] += 1
-                changed += topics
+                changed.update(topics)
         unbalanced, breaks = self.unbalanced, self._breaks
-        for k in set(changed):  # each topic judged once, on the final state
+        for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
                 unbalanced.add(k)
             else:
@@ -1506,7 +1857,7 @@ class _Reassignment:
         return n
 
     def balance_score(self) -> int:
-        return _balance_score(np.array(self.sizes)[self.active])
+        return _balance_score([self.sizes[m] for m in self.active])
 
     def keep(self) -> None:
         """Write the moves back to the builder."""
@@ -1514,7 +1865,6 @@ class _Reassignment:
             return
         b = self.b
         moved = list(self.stamp)
-        b.owner[moved] = [self.owner[q] for q in moved]
-        b.stamp[moved] = list(self.stamp.values())
+        b.set_moved(moved, [self.owner[q] for q in moved], list(self.stamp.values()))
         b.sizes[:] = self.sizes
         b.next_stamp = self.next_stamp

@@ -389,6 +389,28 @@ def test_sticky_owners_match_lists(strategy, group):
     assert [ids.tolist() for ids in vectorised] == [ids.tolist() for ids in lists]
 
 
+@ROUND_SETTINGS
+@given(group=groups())
+def test_sticky_small_group_path_matches_arrays(group):
+    """The sticky engine takes plain-Python steps on small groups (`_Members.small`): the same lists (in
+    Kafka's order), owners, transfers and errors as its numpy steps."""
+    from assignors.sticky_engine import run_engine
+
+    def outcome():
+        spec = build_spec(*group)
+        try:
+            result = run_engine(spec)
+        except KafkaAssignorError as err:
+            return err.exception, err.message
+        transfers = None if result.general else (result.transfer_ids.tolist(), result.transfer_owners.tolist())
+        return [ids.tolist() for ids in result.assignment], result.owners.tolist(), transfers
+
+    small = outcome()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
+        assert outcome() == small
+
+
 @pytest.mark.parametrize("strategy", sorted(OWNERSHIP_BLIND))
 @ROUND_SETTINGS
 @given(group=groups())

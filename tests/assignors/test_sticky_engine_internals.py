@@ -542,8 +542,17 @@ def check(topics, members, layout, prefer=False) -> None:
     assert {m: set(v) for m, v in coop.items()} == {m: set(v) for m, v in want.items()}
 
 
+@pytest.fixture(params=["lists", "arrays"])
+def engine_path(request, monkeypatch):
+    """The engine's plain-Python steps for small groups (`lists`, what these groups take by default) or its
+    numpy steps (`arrays`), both checked against the transcription."""
+    if request.param == "arrays":
+        monkeypatch.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
+    return request.param
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_fresh_and_random_groups_match_java_transcription(seed):
+def test_fresh_and_random_groups_match_java_transcription(seed, engine_path):
     rnd = random.Random(seed)
     for _ in range(120):
         equal = rnd.random() < 0.5
@@ -552,7 +561,7 @@ def test_fresh_and_random_groups_match_java_transcription(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_steady_state_groups_match_java_transcription(seed):
+def test_steady_state_groups_match_java_transcription(seed, engine_path):
     rnd = random.Random(1000 + seed)
     for _ in range(80):
         check(*steady_group(rnd, equal=rnd.random() < 0.4))
@@ -576,7 +585,7 @@ def skewed_group(rnd: random.Random):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_skewed_groups_match_java_transcription(seed):
+def test_skewed_groups_match_java_transcription(seed, engine_path):
     rnd = random.Random(5000 + seed)
     for _ in range(100):
         check(*skewed_group(rnd))
@@ -746,7 +755,7 @@ class CheckedBalance:
         spec = r.b.ctx.spec
         start, count = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         sizes, owner = r.sizes, r.owner
-        current = set(r.active.tolist())
+        current = set(r.active)
         topics_of = [[t for t in spec.member_topics[m].tolist() if count[t]] for m in range(spec.num_members)]
         java = True
         if min(sizes[m] for m in current) < max(sizes[m] for m in current) - 1:
@@ -788,12 +797,15 @@ class CheckedBalance:
         self.differs += simple != java
 
 
-@pytest.mark.parametrize("indexed", [False, True])
-def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, indexed):
-    """`indexed`: holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
+@pytest.mark.parametrize("path", ["lists", "arrays", "indexed"])
+def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, path):
+    """`lists`: the small groups' builder (`_SmallGeneralBuilder`); `arrays`: the numpy builder; `indexed`:
+    also holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
     import assignors.sticky_engine as engine
 
-    if indexed:
+    if path != "lists":
+        monkeypatch.setattr(engine, "_SMALL_GROUP", -1)
+    if path == "indexed":
         monkeypatch.setattr(engine, "_INDEX_HOLDINGS", 0)
     checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
