@@ -15,6 +15,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from assignors import GroupSpec
 from assignors.javaorder import java_string_key
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
@@ -98,6 +99,7 @@ class Relayout:
     subscribed: np.ndarray  # bool [member, live topic]
     subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
+    spec: GroupSpec  # the live topics without members (`_PartitionLayout.spec`)
 
     @cached_property
     def subscribed_rows(self) -> list[list[bool]]:
@@ -165,6 +167,7 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         subscribed_or_nobody=subscribed_or_nobody,
         # the old layout's keys: usually still cached from the event that made it
         old_keys=new.keys if old_sizes == shape.sizes else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
+        spec=new.spec,
     )
 
 
@@ -181,6 +184,7 @@ class _PartitionLayout:
     name_rank: np.ndarray
     keys: np.ndarray  # global id -> `topic_index << 32 | partition`
     everyone: bytes  # a `Relayout.subscribed` row of a member subscribing to every live topic
+    spec: GroupSpec  # the live topics without members: each event's assignor input copies it (`with_members`)
     # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
     # subscriptions over many events, and the layout with them
     subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = field(default_factory=dict)
@@ -218,12 +222,19 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
     name_rank = np.empty(num_partitions, dtype=np.int64)
     name_rank[ids_by_name] = np.arange(num_partitions)
     live_index = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live.tolist())}
-    out = _PartitionLayout(
-        starts=starts, num_partitions=num_partitions, live_names=[topics[t] for t in live.tolist()],
-        live_of=live_index, partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
-        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t), everyone=b"\x01" * live.size)
-    for array in (starts, ids_by_name, name_rank, out.partition_topic, out.keys):
+    live_names = [topics[t] for t in live.tolist()]
+    partition_topic = np.repeat(np.arange(live.size, dtype=np.int32), sizes[live])
+    for array in (starts, ids_by_name, name_rank, partition_topic):
         array.flags.writeable = False
+    spec = GroupSpec(topic_names=live_names, topic_sizes=sizes[live], member_ids=[], subscriptions=[],
+                     member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[], instance_ids=[])
+    # what a spec derives from the topics alone is known here already (the same arrays)
+    spec.__dict__.update(partition_topic=partition_topic, name_rank=name_rank, topics_by_name=spec.topics_by_name)
+    out = _PartitionLayout(
+        starts=starts, num_partitions=num_partitions, live_names=live_names, live_of=live_index,
+        partition_topic=partition_topic, ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t),
+        everyone=b"\x01" * live.size, spec=spec)
+    out.keys.flags.writeable = False
     return out
 
 

@@ -232,9 +232,7 @@ class StrategyRounds:
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
         lay, members = self.lay, self.shape.members
-        self._spec = GroupSpec(
-            topic_names=lay.live_names,
-            topic_sizes=lay.sizes[lay.sizes > 0],
+        self._spec = lay.spec.with_members(
             member_ids=lay.member_ids,
             subscriptions=[m.topics for m in members],
             member_topics=lay.member_topics,
@@ -242,9 +240,9 @@ class StrategyRounds:
             generations=np.full(len(members), -1, dtype=np.int64),
             racks=[m.rack for m in members],
             instance_ids=[m.instance_id for m in members],
+            weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
             rack_names=self.shape.rack_names if lay.rack_bits is not None else [],
             partition_rack_bits=lay.rack_bits,
-            weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
         )
         return self._spec
 
