@@ -137,13 +137,18 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         if isinstance(c, int):
             remap_l[c] = i
     leavers = [j for j, i in enumerate(remap_l) if i < 0]
-    to_union_l = list(remap_l)
-    for k, j in enumerate(leavers):
-        to_union_l[j] = m_new + k
-    union_l = [max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes,
-                                         strict=True)]
+    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
+    to_union_or_nobody = remap_or_nobody  # most events: nobody left, the union's members are the new ones
+    if leavers:
+        to_union_l = list(remap_l)
+        for k, j in enumerate(leavers):
+            to_union_l[j] = m_new + k
+        to_union_or_nobody = np.array([*to_union_l, -1], dtype=np.int32)
+    same_partitions = old_sizes == shape.sizes
+    union_l = shape.sizes if same_partitions else [
+        max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes, strict=True)]
     union_is_new = not leavers and union_l == shape.sizes
-    union_sizes = np.array(union_l, dtype=np.int64)
+    union_sizes = sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
     member_topics = []
     rows = []
     for m in members:
@@ -152,12 +157,11 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         rows.append(row)
     rows.append(new.everyone)
     subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(m_new + 1, len(new.live_names))
-    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
     return Relayout(
         sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
-        same_partitions=old_sizes == shape.sizes, rack_bits=parts.rack_bits, member_ids=member_ids,
+        same_partitions=same_partitions, rack_bits=parts.rack_bits, member_ids=member_ids,
         remap=remap_or_nobody[:-1], remap_or_nobody=remap_or_nobody,
-        leavers=leavers, to_union_or_nobody=np.array([*to_union_l, -1], dtype=np.int32),
+        leavers=leavers, to_union_or_nobody=to_union_or_nobody,
         union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
         union_is_new=union_is_new,
         old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
@@ -166,7 +170,7 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         name_rank=new.name_rank, member_topics=member_topics, subscribed=subscribed_or_nobody[:m_new],
         subscribed_or_nobody=subscribed_or_nobody,
         # the old layout's keys: usually still cached from the event that made it
-        old_keys=new.keys if old_sizes == shape.sizes else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
+        old_keys=new.keys if same_partitions else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
         spec=new.spec,
     )
 
