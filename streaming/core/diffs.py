@@ -102,24 +102,34 @@ def _few_member_changes(
     revoked: dict[int, dict[str, list[int]]] = {}
     num_assigned = num_revoked = 0
     end = -1
-    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept
+    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept;
+    # else the topic's lists by member (RoundRobin alternates members)
     last_new = last_prev = -1
     new_numbers: list[int] = []
     prev_numbers: list[int] = []
+    new_lists: dict[int, list[int]] = {}
+    prev_lists: dict[int, list[int]] = {}
     for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
             last_new = last_prev = -1
+            new_lists, prev_lists = {}, {}
         if n >= 0:
             num_assigned += 1
             if n != last_new:
-                new_numbers, last_new = assigned.setdefault(n, {}).setdefault(name, []), n
+                last_new = n
+                new_numbers = new_lists.get(n)  # type: ignore[assignment]
+                if new_numbers is None:
+                    new_numbers = new_lists[n] = assigned.setdefault(n, {})[name] = []
             new_numbers.append(i - first)
         if p >= 0:
             num_revoked += 1
             if p != last_prev:
-                prev_numbers, last_prev = revoked.setdefault(p, {}).setdefault(name, []), p
+                last_prev = p
+                prev_numbers = prev_lists.get(p)  # type: ignore[assignment]
+                if prev_numbers is None:
+                    prev_numbers = prev_lists[p] = revoked.setdefault(p, {})[name] = []
             prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}

@@ -115,20 +115,24 @@ class NewPartitions:
     sizes: np.ndarray  # int64 per topic (0 = deleted)
     old_to_new: np.ndarray  # old global id -> new (-1: gone)
     rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
+    same: bool  # the partition counts are the old ones (`sizes` is then the old state's array)
 
 
 def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
     """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
     (so this comes before deciding whether the group rebalances)."""
-    sizes = np.array(shape.sizes, dtype=np.int64)
-    old_to_new = identity(sum(shape.sizes)) if old.sizes.tolist() == shape.sizes else layout_map(old.sizes, sizes)
-    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new))
+    if old.sizes.tolist() == shape.sizes:  # most events: the states share the (never modified) counts
+        sizes, old_to_new = old.sizes, identity(sum(shape.sizes))
+    else:
+        sizes = np.array(shape.sizes, dtype=np.int64)
+        old_to_new = layout_map(old.sizes, sizes)
+    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new), sizes is old.sizes)
 
 
 def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayout:
     sizes, old_to_new = parts.sizes, parts.old_to_new
     new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
-    old_sizes = old.sizes.tolist()
+    old_sizes = shape.sizes if parts.same else old.sizes.tolist()
     members = shape.members
     member_ids = [m.id for m in members]
     m_new = len(members)
@@ -144,8 +148,8 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         for k, j in enumerate(leavers):
             to_union_l[j] = m_new + k
         to_union_or_nobody = np.array([*to_union_l, -1], dtype=np.int32)
-    same_partitions = old_sizes == shape.sizes
-    union_l = shape.sizes if same_partitions else [
+    same_partitions = parts.same
+    union_l = old_sizes if same_partitions else [
         max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes, strict=True)]
     union_is_new = not leavers and union_l == shape.sizes
     union_sizes = sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
