@@ -242,7 +242,8 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
         starts=starts, num_partitions=num_partitions, live_names=live_names, live_of=live_index,
         partition_topic=partition_topic, ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t),
         everyone=b"\x01" * live.size, spec=spec)
-    out.keys.flags.writeable = False
+    for array in (out.keys, spec.topic_sizes, spec.topic_start, spec.topics_by_name):  # shared by every event
+        array.flags.writeable = False
     return out
 
 
