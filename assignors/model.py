@@ -155,6 +155,22 @@ class GroupSpec:
         other.owned, other.generations = owned, generations
         return other
 
+    def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],
+                     member_topics: list[np.ndarray], owned: list[np.ndarray], generations: np.ndarray,
+                     racks: list[str | None], instance_ids: list[str | None], weights: np.ndarray | None,
+                     rack_names: list[str], partition_rack_bits: np.ndarray | None) -> GroupSpec:
+        """This spec's topics with other members (and replica racks), sharing what it derived from the
+        topics alone: a caller that keeps one member-less spec per topic layout (the streaming state
+        machine, whose every event is a new membership on a layout it met before) derives those once."""
+        other = self._copy()
+        for name in _MEMBER_CACHES:
+            other.__dict__.pop(name, None)
+        other.member_ids, other.subscriptions, other.member_topics = member_ids, subscriptions, member_topics
+        other.owned, other.generations, other.racks, other.instance_ids = owned, generations, racks, instance_ids
+        other.weights, other.rack_names, other.partition_rack_bits = weights, rack_names, partition_rack_bits
+        other.phantoms = {}
+        return other
+
     def _copy(self) -> GroupSpec:
         """`copy.copy(self)` without the generic copy protocol, a few microseconds per call: a replay
         makes a copy per round."""
@@ -202,6 +218,21 @@ class GroupSpec:
             pair_topic = pair_topic.astype(np.int16)
         return pair_member[np.argsort(pair_topic, kind="stable")], offsets
 
+    @cached_property
+    def small_subscribers(self) -> list[list[int]]:
+        """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in
+        `member_info_order` (kept: the state machine runs Range and RoundRobin on the same spec)."""
+        subscribers: list[list[int]] = [[] for _ in self.topic_names]
+        lists: dict[int, list[int]] = {}  # members share subscription arrays
+        for m in self.member_info_order.tolist():
+            topics = self.member_topics[m]
+            ts = lists.get(id(topics))
+            if ts is None:
+                ts = lists[id(topics)] = topics.tolist()
+            for t in ts:
+                subscribers[t].append(m)
+        return subscribers
+
     def partition_id(self, topic: str, partition: int) -> int:
         return int(self.topic_start[self.topic_index[topic]]) + partition
 
@@ -238,7 +269,8 @@ class GroupSpec:
 
 # GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
 _PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
-_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers", "round_results")
+_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers", "small_subscribers",
+                  "round_results")
 _DERIVED = (*_MEMBER_CACHES, "partition_topic", "partition_number", "topics_by_name", "name_rank")  # cached_property
 
 
@@ -289,20 +321,6 @@ def ids_by_owner(owners: np.ndarray, num_members: int) -> list[np.ndarray]:
 
 
 SMALL_GROUP = 512  # up to this many partitions, plain-Python assignor paths beat numpy's per-call overhead
-
-
-def small_subscribers(spec: GroupSpec) -> list[list[int]]:
-    """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in `member_info_order`."""
-    subscribers: list[list[int]] = [[] for _ in spec.topic_names]
-    lists: dict[int, list[int]] = {}  # members share subscription arrays
-    for m in spec.member_info_order.tolist():
-        topics = spec.member_topics[m]
-        ts = lists.get(id(topics))
-        if ts is None:
-            ts = lists[id(topics)] = topics.tolist()
-        for t in ts:
-            subscribers[t].append(m)
-    return subscribers
 
 
 def topic_blocks(spec: GroupSpec, topics: list[int]) -> np.ndarray:

@@ -200,14 +200,16 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     num_members, num_groups = len(load), len(size)
     left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
     took: dict[tuple[int, int], int] = {}
-    for g, members in enumerate(members_of):
-        for m in members:
+    # groups few members may hold first: a member keeps there rather than where others could take the rest
+    order = sorted(range(num_groups), key=lambda g: len(members_of[g]))
+    for g in order:
+        for m in members_of[g]:
             owned = keep.get((g, m), 0) if load[m] else 0
             if owned:
                 took[g, m] = amount = min(owned, left[m], room[g])
                 left[m] -= amount
                 room[g] -= amount
-    if _completes(members_of, list(left), list(room)):
+    if _completes(members_of, order, list(left), list(room)):
         return sum(load) - sum(left)
     source, sink = num_members + num_groups, num_members + num_groups + 1
     net = _Network(num_members + num_groups + 2)
@@ -226,11 +228,12 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     return -net.cost()
 
 
-def _completes(members_of: Sequence[Collection[int]], left: list[int], room: list[int]) -> bool:
-    """Whether handing out the groups' `room` first come, first served fills every member's `left` load
-    (a sufficient test: False may still have a completion, which the flow then finds). Updates both."""
-    for g, members in enumerate(members_of):
-        for m in members:
+def _completes(members_of: Sequence[Collection[int]], order: list[int], left: list[int], room: list[int]) -> bool:
+    """Whether handing out the groups' `room` (groups in `order`) first come, first served fills every
+    member's `left` load (a sufficient test: False may still have a completion, which the flow then finds).
+    Updates both."""
+    for g in order:
+        for m in members_of[g]:
             if left[m] and room[g]:
                 amount = min(left[m], room[g])
                 left[m] -= amount

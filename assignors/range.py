@@ -24,7 +24,6 @@ from assignors.model import (
     even_share,
     ids_by_owner,
     rack_aware_enabled,
-    small_subscribers,
 )
 
 
@@ -233,7 +232,7 @@ def _small_closed_form(spec: GroupSpec) -> list[int]:
     """`_closed_form` over every topic of a small group, in plain Python: the owners."""
     owners = [-1] * spec.num_partitions
     start = 0
-    for subs, size in zip(small_subscribers(spec), spec.topic_sizes.tolist(), strict=True):
+    for subs, size in zip(spec.small_subscribers, spec.topic_sizes.tolist(), strict=True):
         if subs:
             per, extra = divmod(size, len(subs))
             at = start

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner, small_subscribers
+from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner
 
 
 class RoundRobinAssignor:
@@ -48,7 +48,7 @@ def _small_round_robin(spec: GroupSpec) -> list[int]:
     rank = [0] * spec.num_members
     for r, m in enumerate(spec.member_info_order.tolist()):
         rank[m] = r
-    subscribers = small_subscribers(spec)
+    subscribers = spec.small_subscribers
     starts, sizes = spec.topic_start.tolist(), spec.topic_sizes.tolist()
     owners = [-1] * spec.num_partitions
     cursor = 0

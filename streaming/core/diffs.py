@@ -12,7 +12,7 @@ import json
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from itertools import accumulate, chain, pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,9 @@ _PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
 _ONE_CALL_PARTITIONS = 8_192  # up to this many listed partitions a record is encoded in one call first
 
 
-# built once: json.dumps with options builds a new encoder per call, which costs more than small records
-_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# built once: json.dumps with options builds a new encoder per call, which costs more than small records;
+# records are trees of fresh dicts and lists, so the encoder's check for circular references only costs
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 
 
 # a diff record's `phase`: eager (all held partitions paused), incremental (KIP-848: only what moves),
@@ -51,7 +52,7 @@ def member_changes(
     Owners are indices into `member_ids` (-1: nobody). Members come in `member_ids` order, topics in
     layout order, partitions ascending. Returns (changes, assigned count, revoked count).
     """
-    changed = np.flatnonzero(prev_owner != new_owner)
+    changed = (prev_owner != new_owner).nonzero()[0]
     if changed.size <= _FEW_CHANGES:
         return _few_member_changes(changed, prev_owner, new_owner, member_ids, topic_names, topic_sizes)
     starts = np.zeros(len(topic_sizes) + 1, dtype=np.int64)
@@ -101,24 +102,34 @@ def _few_member_changes(
     revoked: dict[int, dict[str, list[int]]] = {}
     num_assigned = num_revoked = 0
     end = -1
-    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept
+    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept;
+    # else the topic's lists by member (RoundRobin alternates members)
     last_new = last_prev = -1
     new_numbers: list[int] = []
     prev_numbers: list[int] = []
+    new_lists: dict[int, list[int]] = {}
+    prev_lists: dict[int, list[int]] = {}
     for i, n, p in zip(changed.tolist(), new_owner[changed].tolist(), prev_owner[changed].tolist(), strict=True):
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
             last_new = last_prev = -1
+            new_lists, prev_lists = {}, {}
         if n >= 0:
             num_assigned += 1
             if n != last_new:
-                new_numbers, last_new = assigned.setdefault(n, {}).setdefault(name, []), n
+                last_new = n
+                new_numbers = new_lists.get(n)  # type: ignore[assignment]
+                if new_numbers is None:
+                    new_numbers = new_lists[n] = assigned.setdefault(n, {})[name] = []
             new_numbers.append(i - first)
         if p >= 0:
             num_revoked += 1
             if p != last_prev:
-                prev_numbers, last_prev = revoked.setdefault(p, {}).setdefault(name, []), p
+                last_prev = p
+                prev_numbers = prev_lists.get(p)  # type: ignore[assignment]
+                if prev_numbers is None:
+                    prev_numbers = prev_lists[p] = revoked.setdefault(p, {})[name] = []
             prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
@@ -229,11 +240,11 @@ def diff_records(head: dict[str, Any], changes: Changes, tail: dict[str, Any], m
 
     Every part repeats `head` and `tail` (the metrics) and carries a share of `changes`, whole members
     where they fit; a member too big for one part is spread over consecutive parts. The JSON is assembled
-    from each member's serialised entry, so a million-partition diff is serialised once.
+    from each member's serialised entry, so a million-partition diff is serialised once. `tail` carries the
+    round's `assigned` and `revoked` metrics, the numbers of (member, partition) entries in `changes`.
     """
-    listed = sum(map(len, chain.from_iterable(side.values() for sides in changes.values() for side in sides.values())))
-    if listed <= _ONE_CALL_PARTITIONS:  # the usual small record: one encoder call (head and tail share no
-        whole = dumps({**head, "changes": changes, **tail})  # keys, so these are the bytes assembled below)
+    if tail["assigned"] + tail["revoked"] <= _ONE_CALL_PARTITIONS:  # the usual small record: one encoder call
+        whole = dumps({**head, "changes": changes, **tail})  # (head and tail share no keys: the bytes assembled below)
         if len(whole) <= max_bytes:
             return [whole]
     prefix = dumps(head)[:-1] + b',"changes":{'

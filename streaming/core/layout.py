@@ -15,6 +15,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from assignors import GroupSpec
 from assignors.javaorder import java_string_key
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
@@ -98,6 +99,7 @@ class Relayout:
     subscribed: np.ndarray  # bool [member, live topic]
     subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
+    spec: GroupSpec  # the live topics without members (`_PartitionLayout.spec`)
 
     @cached_property
     def subscribed_rows(self) -> list[list[bool]]:
@@ -113,20 +115,24 @@ class NewPartitions:
     sizes: np.ndarray  # int64 per topic (0 = deleted)
     old_to_new: np.ndarray  # old global id -> new (-1: gone)
     rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
+    same: bool  # the partition counts are the old ones (`sizes` is then the old state's array)
 
 
 def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
     """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
     (so this comes before deciding whether the group rebalances)."""
-    sizes = np.array(shape.sizes, dtype=np.int64)
-    old_to_new = identity(sum(shape.sizes)) if old.sizes.tolist() == shape.sizes else layout_map(old.sizes, sizes)
-    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new))
+    if old.sizes.tolist() == shape.sizes:  # most events: the states share the (never modified) counts
+        sizes, old_to_new = old.sizes, identity(sum(shape.sizes))
+    else:
+        sizes = np.array(shape.sizes, dtype=np.int64)
+        old_to_new = layout_map(old.sizes, sizes)
+    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new), sizes is old.sizes)
 
 
 def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayout:
     sizes, old_to_new = parts.sizes, parts.old_to_new
     new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
-    old_sizes = old.sizes.tolist()
+    old_sizes = shape.sizes if parts.same else old.sizes.tolist()
     members = shape.members
     member_ids = [m.id for m in members]
     m_new = len(members)
@@ -135,13 +141,18 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         if isinstance(c, int):
             remap_l[c] = i
     leavers = [j for j, i in enumerate(remap_l) if i < 0]
-    to_union_l = list(remap_l)
-    for k, j in enumerate(leavers):
-        to_union_l[j] = m_new + k
-    union_l = [max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes,
-                                         strict=True)]
+    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
+    to_union_or_nobody = remap_or_nobody  # most events: nobody left, the union's members are the new ones
+    if leavers:
+        to_union_l = list(remap_l)
+        for k, j in enumerate(leavers):
+            to_union_l[j] = m_new + k
+        to_union_or_nobody = np.array([*to_union_l, -1], dtype=np.int32)
+    same_partitions = parts.same
+    union_l = old_sizes if same_partitions else [
+        max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes, strict=True)]
     union_is_new = not leavers and union_l == shape.sizes
-    union_sizes = np.array(union_l, dtype=np.int64)
+    union_sizes = sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
     member_topics = []
     rows = []
     for m in members:
@@ -150,12 +161,11 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         rows.append(row)
     rows.append(new.everyone)
     subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(m_new + 1, len(new.live_names))
-    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
     return Relayout(
         sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
-        same_partitions=old_sizes == shape.sizes, rack_bits=parts.rack_bits, member_ids=member_ids,
+        same_partitions=same_partitions, rack_bits=parts.rack_bits, member_ids=member_ids,
         remap=remap_or_nobody[:-1], remap_or_nobody=remap_or_nobody,
-        leavers=leavers, to_union_or_nobody=np.array([*to_union_l, -1], dtype=np.int32),
+        leavers=leavers, to_union_or_nobody=to_union_or_nobody,
         union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
         union_is_new=union_is_new,
         old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
@@ -164,7 +174,8 @@ def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayo
         name_rank=new.name_rank, member_topics=member_topics, subscribed=subscribed_or_nobody[:m_new],
         subscribed_or_nobody=subscribed_or_nobody,
         # the old layout's keys: usually still cached from the event that made it
-        old_keys=new.keys if old_sizes == shape.sizes else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
+        old_keys=new.keys if same_partitions else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
+        spec=new.spec,
     )
 
 
@@ -181,6 +192,7 @@ class _PartitionLayout:
     name_rank: np.ndarray
     keys: np.ndarray  # global id -> `topic_index << 32 | partition`
     everyone: bytes  # a `Relayout.subscribed` row of a member subscribing to every live topic
+    spec: GroupSpec  # the live topics without members: each event's assignor input copies it (`with_members`)
     # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
     # subscriptions over many events, and the layout with them
     subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = field(default_factory=dict)
@@ -218,11 +230,19 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
     name_rank = np.empty(num_partitions, dtype=np.int64)
     name_rank[ids_by_name] = np.arange(num_partitions)
     live_index = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live.tolist())}
+    live_names = [topics[t] for t in live.tolist()]
+    partition_topic = np.repeat(np.arange(live.size, dtype=np.int32), sizes[live])
+    for array in (starts, ids_by_name, name_rank, partition_topic):
+        array.flags.writeable = False
+    spec = GroupSpec(topic_names=live_names, topic_sizes=sizes[live], member_ids=[], subscriptions=[],
+                     member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[], instance_ids=[])
+    # what a spec derives from the topics alone is known here already (the same arrays)
+    spec.__dict__.update(partition_topic=partition_topic, name_rank=name_rank, topics_by_name=spec.topics_by_name)
     out = _PartitionLayout(
-        starts=starts, num_partitions=num_partitions, live_names=[topics[t] for t in live.tolist()],
-        live_of=live_index, partition_topic=np.repeat(np.arange(live.size, dtype=np.int32), sizes[live]),
-        ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t), everyone=b"\x01" * live.size)
-    for array in (starts, ids_by_name, name_rank, out.partition_topic, out.keys):
+        starts=starts, num_partitions=num_partitions, live_names=live_names, live_of=live_index,
+        partition_topic=partition_topic, ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t),
+        everyone=b"\x01" * live.size, spec=spec)
+    for array in (out.keys, spec.topic_sizes, spec.topic_start, spec.topics_by_name):  # shared by every event
         array.flags.writeable = False
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from typing import Any
 
 import numpy as np
@@ -175,16 +175,16 @@ class StrategyRounds:
         if name in COOPERATIVE:  # a cooperative consumer revokes unsubscribed topics before it rejoins
             keep = lay.subscribed[who, lay.partition_topic[ids]]
             ids, who = ids[keep], who[keep]
-        order = np.argsort(who, kind="stable")
-        bounds = np.searchsorted(who[order], np.arange(m_new + 1)).tolist()
-        ids = ids[order]
+        ids = ids[np.argsort(who, kind="stable")]
+        bounds = [0, *accumulate(np.bincount(who, minlength=m_new).tolist())]
         owned = [ids[a:b] for a, b in pairwise(bounds)]
         if generation is not None:
             return owned, np.full(m_new, generation, dtype=np.int64)
-        gens = np.full(m_new, -1, dtype=np.int64)
+        gens = [-1] * m_new
+        member_generation = st.member_generation.tolist()
         for i, c in enumerate(self.shape.carry):
             if isinstance(c, int):
-                gens[i] = st.member_generation[c]
+                gens[i] = member_generation[c]
             elif isinstance(c, str):
                 gone = self.old.departed[c]
                 keys = gone.owned.get(name)
@@ -197,16 +197,18 @@ class StrategyRounds:
                 if name in COOPERATIVE:
                     gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
                 owned[i] = gids[np.argsort(lay.name_rank[gids], kind="stable")]
-        return owned, gens
+        return owned, np.array(gens, dtype=np.int64)
 
     def _stale_claims(self, name: str) -> bool:
         """Whether a member still reports partitions that no longer exist (a deleted topic it still
         subscribes to): Kafka's consumer sees them revoked by the round and rejoins at once."""
         lay = self.lay
-        owner = self.old.strategies[name].owner
-        gone = (lay.old_to_new < 0) & (owner >= 0)
-        pairs = {(m, t) for m, t in zip(lay.remap[owner[gone]].tolist(), (lay.old_keys[gone] >> 32).tolist(),
-                                         strict=True) if m >= 0}
+        pairs: set[tuple[int, int]] = set()  # (member, topic) of the stale claims
+        if not lay.same_partitions:  # else no partition is gone
+            owner = self.old.strategies[name].owner
+            gone = (lay.old_to_new < 0) & (owner >= 0)
+            pairs.update((m, t) for m, t in zip(lay.remap[owner[gone]].tolist(),
+                                                (lay.old_keys[gone] >> 32).tolist(), strict=True) if m >= 0)
         for i, c in enumerate(self.shape.carry):
             if isinstance(c, str):
                 keys = self.old.departed[c].owned.get(name, np.zeros(0, np.int64))
@@ -232,9 +234,7 @@ class StrategyRounds:
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
         lay, members = self.lay, self.shape.members
-        self._spec = GroupSpec(
-            topic_names=lay.live_names,
-            topic_sizes=lay.sizes[lay.sizes > 0],
+        self._spec = lay.spec.with_members(
             member_ids=lay.member_ids,
             subscriptions=[m.topics for m in members],
             member_topics=lay.member_topics,
@@ -242,9 +242,9 @@ class StrategyRounds:
             generations=np.full(len(members), -1, dtype=np.int64),
             racks=[m.rack for m in members],
             instance_ids=[m.instance_id for m in members],
+            weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
             rack_names=self.shape.rack_names if lay.rack_bits is not None else [],
             partition_rack_bits=lay.rack_bits,
-            weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
         )
         return self._spec
 

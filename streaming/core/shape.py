@@ -9,6 +9,7 @@ raises `InvalidEvent` and the old state stays as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from streaming.core.config import Limits
 from streaming.core.events import (
@@ -31,7 +32,6 @@ class GroupShape:
 
     topics: list[str]  # first-learnt order; a deleted topic keeps its place with size 0
     sizes: list[int]
-    topic_index: dict[str, int]
     rack_names: list[str]
     rack_updates: dict[int, list[list[str]]]  # topic index -> replica racks per partition, as the event gave them
     members: list[MemberState]  # first-join order
@@ -39,6 +39,11 @@ class GroupShape:
     replaced: tuple[int, str] | None = None  # (index, old member id) of a static member's replacement
     membership_changed: bool = False
     metadata_changed: set[int] = field(default_factory=set)  # topic indices whose count or racks changed
+
+    @cached_property
+    def topic_index(self) -> dict[str, int]:
+        """Topic name -> index into `topics`, made when an event names topics (most name members only)."""
+        return {t: i for i, t in enumerate(self.topics)}
 
     def subscribed_metadata_changed(self) -> bool:
         """Whether a topic somebody subscribes to changed (that rebalances the group; others do not)."""
@@ -51,7 +56,7 @@ class GroupShape:
 def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
     """The shape of `old` after `ev`; `InvalidEvent` when the event does not fit the group."""
     shape = GroupShape(
-        topics=list(old.topics), sizes=old.sizes.tolist(), topic_index={t: i for i, t in enumerate(old.topics)},
+        topics=list(old.topics), sizes=old.sizes.tolist(),
         rack_names=list(old.rack_names), rack_updates={}, members=list(old.members),
         carry=list(range(len(old.members))),
     )
