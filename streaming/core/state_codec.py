@@ -91,6 +91,9 @@ def _rack_wire(num_racks: int) -> str:
 _WIRE = {spec: (np.dtype(spec), code)
          for spec, code in (("|u1", "B"), ("<u2", "H"), ("<u4", "I"), ("<u8", "Q"), ("<i4", "i"), ("<i8", "q"))}
 _HEADER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# owner <-> owner + 1 with a 0-d int32 operand, not the literal 1: numpy converts a Python int operand on every
+# call, which costs more than the arithmetic on a bench state's few dozen partitions
+_ONE = np.array(1, np.int32)
 
 
 class _Writer:
@@ -162,7 +165,7 @@ def encode(state: GroupState) -> bytes:
         w.add_ints([], "|u1")
     owner_wire = _owner_wire(len(state.members))
     for s in state.strategies.values():
-        w.add(s.owner + 1, owner_wire)
+        w.add(s.owner + _ONE, owner_wire)
         w.add(s.member_generation, "<i4")
     for d in state.departed.values():
         for keys in d.owned.values():
@@ -200,13 +203,14 @@ def decode(blob: bytes) -> GroupState:
     offsets = r.ints()
     topic_ids = r.ints()
     # one tuple object per distinct subscription, shared by its members (group_state caches by identity)
-    subscriptions = [tuple(names[i] for i in topic_ids[a:b]) for a, b in pairwise(offsets)]
+    subscriptions = [tuple([names[i] for i in topic_ids[a:b]]) for a, b in pairwise(offsets)]
     members = [MemberState(mid, subscriptions[s], rack, instance_id, *weight)
                for s, (mid, rack, instance_id, *weight) in zip(r.ints(), header["members"], strict=True)]
     rack_bits = r.view()
     strategies: dict[str, StrategyState] = {}
     for name, generation in header["strategies"]:
-        owner = np.subtract(r.view(), 1, dtype=np.int32)
+        owner = r.view().astype(np.int32)
+        owner -= _ONE
         strategies[name] = StrategyState(generation, owner, r.view().astype(np.int32))
     departed: dict[str, DepartedMember] = {}
     for mid, per_strategy in header["departed"]:
