@@ -175,7 +175,8 @@ def encode(state: GroupState) -> bytes:
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
         # a weight other than 1 is a fourth entry: blobs without weights keep their bytes
-        "members": [[m.id, m.rack, m.instance_id, *([m.weight] if m.weight != 1 else [])] for m in state.members],
+        "members": [[m.id, m.rack, m.instance_id] if m.weight == 1 else [m.id, m.rack, m.instance_id, m.weight]
+                    for m in state.members],
         "strategies": [[name, s.generation] for name, s in state.strategies.items()],
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
@@ -204,8 +205,7 @@ def decode(blob: bytes) -> GroupState:
     topic_ids = r.ints()
     # one tuple object per distinct subscription, shared by its members (group_state caches by identity)
     subscriptions = [tuple([names[i] for i in topic_ids[a:b]]) for a, b in pairwise(offsets)]
-    members = [MemberState(mid, subscriptions[s], rack, instance_id, *weight)
-               for s, (mid, rack, instance_id, *weight) in zip(r.ints(), header["members"], strict=True)]
+    members = [MemberState(m[0], subscriptions[s], *m[1:]) for s, m in zip(r.ints(), header["members"], strict=True)]
     rack_bits = r.view()
     strategies: dict[str, StrategyState] = {}
     for name, generation in header["strategies"]:
@@ -214,7 +214,7 @@ def decode(blob: bytes) -> GroupState:
         strategies[name] = StrategyState(generation, owner, r.view().astype(np.int32))
     departed: dict[str, DepartedMember] = {}
     for mid, per_strategy in header["departed"]:
-        departed[mid] = DepartedMember(mid, {k: g for k, g in per_strategy},
+        departed[mid] = DepartedMember(mid, dict(per_strategy),
                                        {k: r.view().astype(np.int64) for k, _ in per_strategy})
     return GroupState(
         topics=header["topics"],
