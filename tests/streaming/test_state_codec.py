@@ -1,4 +1,5 @@
-"""The state blob: exact round trip, deterministic bytes, versioning, and size at the documented scale."""
+"""The state blob: exact round trip, deterministic bytes pinned to the format's, versioning, and size at the
+documented scale."""
 
 from __future__ import annotations
 
