@@ -13,7 +13,7 @@ import json
 import struct
 import zlib
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import numpy as np
 
@@ -77,39 +77,67 @@ class GroupState:
         return out
 
 
-def _owner_dtype(num_members: int) -> np.dtype:
-    for dtype in (np.uint8, np.uint16):
-        if num_members < np.iinfo(dtype).max:
-            return np.dtype(dtype)
-    return np.dtype(np.int32)
+def _owner_wire(num_members: int) -> str:
+    """Owner + 1 per partition in the narrowest dtype that holds every member index and 0 (nobody)."""
+    return "|u1" if num_members < 255 else "<u2" if num_members < 65535 else "<i4"
+
+
+def _rack_wire(num_racks: int) -> str:
+    return "|u1" if num_racks <= 8 else "<u2" if num_racks <= 16 else "<u4" if num_racks <= 32 else "<u8"
+
+
+# The header's array dtypes (little-endian, as numpy spells them), their numpy dtypes and `struct` codes, looked
+# up instead of derived per array: a bench state's dozen tiny arrays cost more in such bookkeeping than in data.
+_WIRE = {spec: (np.dtype(spec), code)
+         for spec, code in (("|u1", "B"), ("<u2", "H"), ("<u4", "I"), ("<u8", "Q"), ("<i4", "i"), ("<i8", "q"))}
+_HEADER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# owner <-> owner + 1 with a 0-d int32 operand, not the literal 1: numpy converts a Python int operand on every
+# call, which costs more than the arithmetic on a bench state's few dozen partitions
+_ONE = np.array(1, np.int32)
 
 
 class _Writer:
+    """The payload's arrays and their header specs `[dtype, count]`, in write order."""
+
     def __init__(self) -> None:
         self.specs: list[list] = []
         self.chunks: list[bytes] = []
 
-    def add(self, array: np.ndarray) -> None:
-        array = np.ascontiguousarray(array)
-        self.specs.append([array.dtype.newbyteorder("<").str, int(array.size)])
-        self.chunks.append(array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes())
+    def add(self, array: np.ndarray, wire: str) -> None:
+        self.specs.append([wire, array.size])
+        self.chunks.append(array.astype(_WIRE[wire][0], copy=False).tobytes())
+
+    def add_ints(self, values: list[int], wire: str) -> None:
+        """Python ints straight to bytes: the per-member and per-subscription lists are built in Python."""
+        self.specs.append([wire, len(values)])
+        self.chunks.append(struct.pack(f"<{len(values)}{_WIRE[wire][1]}", *values))
 
 
 class _Reader:
-    def __init__(self, specs: list[list], body: memoryview) -> None:
-        self.specs = iter(specs)
-        self.body = body
-        self.pos = 0
+    """The payload's arrays in write order, read in place (the caller's cast makes the copy it keeps)."""
 
-    def take(self) -> np.ndarray:
-        dtype_str, count = next(self.specs)
-        dtype = np.dtype(dtype_str)
-        end = self.pos + dtype.itemsize * count
-        if end > len(self.body):
+    def __init__(self, specs: list[list], payload: bytes, pos: int) -> None:
+        spans = []
+        for wire, count in specs:
+            if wire not in _WIRE:
+                raise ValueError(f"state blob: unknown array dtype {wire!r}")
+            dtype, code = _WIRE[wire]
+            spans.append((dtype, code, count, pos))
+            pos += dtype.itemsize * count
+        if pos > len(payload):
             raise ValueError("state blob: truncated array data")
-        array = np.frombuffer(self.body[self.pos:end], dtype=dtype).astype(dtype.newbyteorder("="))
-        self.pos = end
-        return array
+        self.spans = iter(spans)
+        self.payload = payload
+
+    def view(self) -> np.ndarray:
+        """The next array, read-only over the payload."""
+        dtype, _, count, pos = next(self.spans)
+        return np.frombuffer(self.payload, dtype, count, pos)
+
+    def ints(self) -> tuple[int, ...]:
+        """The next array as Python ints, for the lists rebuilt in Python."""
+        _, code, count, pos = next(self.spans)
+        return struct.unpack_from(f"<{count}{code}", self.payload, pos)
 
 
 def encode(state: GroupState) -> bytes:
@@ -117,43 +145,43 @@ def encode(state: GroupState) -> bytes:
     names = {t: i for i, t in enumerate(state.topics)}
     subscriptions: dict[tuple[str, ...], int] = {}  # distinct subscriptions, stored once
     by_identity: dict[int, int] = {}  # members share subscription tuples: hash each object once
-    member_subscription = np.zeros(len(state.members), dtype=np.int32)
-    for k, m in enumerate(state.members):
+    member_subscription = []
+    for m in state.members:
         s = by_identity.get(id(m.topics))
         if s is None:
             s = by_identity[id(m.topics)] = subscriptions.setdefault(m.topics, len(subscriptions))
-        member_subscription[k] = s
+        member_subscription.append(s)
     for topics in subscriptions:
         for t in topics:
             names.setdefault(t, len(names))
     w = _Writer()
-    w.add(state.sizes.astype(np.int64))
-    offsets = np.zeros(len(subscriptions) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(topics) for topics in subscriptions])
-    w.add(offsets)
-    w.add(np.array([names[t] for topics in subscriptions for t in topics], dtype=np.int32))
-    w.add(member_subscription)
-    rack_dtype = next(d for d in (np.uint8, np.uint16, np.uint32, np.uint64)
-                      if len(state.rack_names) <= 8 * np.dtype(d).itemsize)
-    w.add(state.rack_bits.astype(rack_dtype) if state.rack_bits is not None else np.zeros(0, dtype=np.uint8))
-    owner_dtype = _owner_dtype(len(state.members))
+    w.add(state.sizes, "<i8")
+    w.add_ints(list(accumulate((len(topics) for topics in subscriptions), initial=0)), "<i8")
+    w.add_ints([names[t] for topics in subscriptions for t in topics], "<i4")
+    w.add_ints(member_subscription, "<i4")
+    if state.rack_bits is not None:
+        w.add(state.rack_bits, _rack_wire(len(state.rack_names)))
+    else:
+        w.add_ints([], "|u1")
+    owner_wire = _owner_wire(len(state.members))
     for s in state.strategies.values():
-        w.add((s.owner.astype(np.int64) + 1).astype(owner_dtype))
-        w.add(s.member_generation.astype(np.int32))
+        w.add(s.owner + _ONE, owner_wire)
+        w.add(s.member_generation, "<i4")
     for d in state.departed.values():
-        for strategy in d.owned:
-            w.add(d.owned[strategy].astype(np.int64))
+        for keys in d.owned.values():
+            w.add(keys, "<i8")
     header = {
         "topics": state.topics,
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
         # a weight other than 1 is a fourth entry: blobs without weights keep their bytes
-        "members": [[m.id, m.rack, m.instance_id, *([m.weight] if m.weight != 1 else [])] for m in state.members],
+        "members": [[m.id, m.rack, m.instance_id] if m.weight == 1 else [m.id, m.rack, m.instance_id, m.weight]
+                    for m in state.members],
         "strategies": [[name, s.generation] for name, s in state.strategies.items()],
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
-    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    head = _HEADER.encode(header).encode("utf-8")
     payload = b"".join([struct.pack("<I", len(head)), head, *w.chunks])
     return bytes([VERSION]) + zlib.compress(payload, _ZLIB_LEVEL)
 
@@ -170,27 +198,27 @@ def decode(blob: bytes) -> GroupState:
         raise ValueError(f"state blob: {exc}") from None
     (head_len,) = struct.unpack_from("<I", payload)
     header = json.loads(payload[4:4 + head_len].decode("utf-8"))
-    r = _Reader(header["arrays"], memoryview(payload)[4 + head_len:])
+    r = _Reader(header["arrays"], payload, 4 + head_len)
     names = header["topics"] + header["names"]
-    sizes = r.take()
-    offsets = r.take()
-    topic_ids = r.take().tolist()
+    sizes = r.view().astype(np.int64)
+    offsets = r.ints()
+    topic_ids = r.ints()
     # one tuple object per distinct subscription, shared by its members (group_state caches by identity)
-    subscriptions = [tuple(names[i] for i in topic_ids[a:b]) for a, b in pairwise(offsets.tolist())]
-    member_subscription = r.take().tolist()
-    members = [MemberState(mid, subscriptions[member_subscription[k]], rack, instance_id, *weight)
-               for k, (mid, rack, instance_id, *weight) in enumerate(header["members"])]
-    rack_bits = r.take()
+    subscriptions = [tuple([names[i] for i in topic_ids[a:b]]) for a, b in pairwise(offsets)]
+    members = [MemberState(m[0], subscriptions[s], *m[1:]) for s, m in zip(r.ints(), header["members"], strict=True)]
+    rack_bits = r.view()
     strategies: dict[str, StrategyState] = {}
     for name, generation in header["strategies"]:
-        owner = r.take().astype(np.int32) - 1
-        strategies[name] = StrategyState(generation, owner, r.take().astype(np.int32))
+        owner = r.view().astype(np.int32)
+        owner -= _ONE
+        strategies[name] = StrategyState(generation, owner, r.view().astype(np.int32))
     departed: dict[str, DepartedMember] = {}
     for mid, per_strategy in header["departed"]:
-        departed[mid] = DepartedMember(mid, {k: g for k, g in per_strategy}, {k: r.take() for k, _ in per_strategy})
+        departed[mid] = DepartedMember(mid, dict(per_strategy),
+                                       {k: r.view().astype(np.int64) for k, _ in per_strategy})
     return GroupState(
         topics=header["topics"],
-        sizes=sizes.astype(np.int64),
+        sizes=sizes,
         rack_names=header["racks"] or [],
         rack_bits=rack_bits.astype(np.uint64) if header["racks"] is not None else None,
         members=members,

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
@@ -59,12 +60,15 @@ def _group_keys(value: pd.Series, key: pd.Series, size: pd.Series, *, limits: Li
     ], dtype=object)
 
 
+_FIELDS = ("value", "key", "topic", "partition", "offset", "ts_ms", "size")  # the row fields `_records` reads
+
+
 def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
+    """One chunk of a group's rows as source records. The rows are read through one object array: a Series
+    per column costs more than the rows of a typical group (an event or two per micro-batch)."""
     records = []
-    for value, key, topic, partition, offset, ts, size in zip(
-        pdf["value"], pdf["key"], pdf["topic"], pdf["partition"], pdf["offset"], pdf["ts_ms"], pdf["size"],
-        strict=True,
-    ):
+    rows = pdf.to_numpy(object)[:, [pdf.columns.get_loc(name) for name in _FIELDS]].tolist()
+    for value, key, topic, partition, offset, ts, size in rows:
         partition, offset = int(partition), int(offset)
         position = (
             {"topic": topic, "partition": partition, "offset": offset}
@@ -82,13 +86,23 @@ def _records(pdf: pd.DataFrame, source: str) -> list[SourceRecord]:
     return records
 
 
+def _frame(outputs: list[OutputRecord]) -> pd.DataFrame:
+    """`STEP_SCHEMA` rows of `outputs`, from arrays of the final dtypes: pandas' type inference on lists was
+    about a third of the cost of a group's frame of a few rows."""
+    text = np.empty((len(outputs), 3), dtype=object)
+    text[:] = [(o.kind, o.key, o.value) for o in outputs]
+    order = np.array([o.order for o in outputs], dtype=np.int64)
+    return pd.DataFrame({"kind": text[:, 0], "key": text[:, 1], "value": text[:, 2],
+                         **{name: order[:, i] for i, name in enumerate(ORDER_COLUMNS)}})
+
+
 def _apply_group(
     key: tuple[str], pdfs: Iterator[pd.DataFrame], state: GroupState, *, config: PipelineConfig, source: str,
     step: Step,
 ) -> Iterator[pd.DataFrame]:
     """One group's rows of one micro-batch through `step`; state written back or dropped."""
     (group,) = key
-    records = _records(pd.concat(list(pdfs), ignore_index=True), source)
+    records = [r for pdf in pdfs for r in _records(pdf, source)]  # no pd.concat: most groups come as one chunk
     blob = bytes(state.get[1]) if state.exists else None
     new_blob, outputs = step(group, blob, records, config, state.getCurrentProcessingTimeMs())
     ctx = TaskContext.get()
@@ -98,12 +112,7 @@ def _apply_group(
     elif state.exists:
         state.remove()
     if outputs:
-        yield pd.DataFrame({
-            "kind": [o.kind for o in outputs],
-            "key": [o.key for o in outputs],
-            "value": [o.value for o in outputs],
-            **{name: [o.order[i] for o in outputs] for i, name in enumerate(ORDER_COLUMNS)},
-        })
+        yield _frame(outputs)
 
 
 def build_pipeline(
