@@ -48,7 +48,7 @@ import hashlib
 import heapq
 import itertools
 from bisect import bisect_left
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
 from functools import cached_property
 from itertools import repeat
@@ -975,39 +975,28 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
 
 class _JavaHashSet:
     """Iteration order of a `java.util.HashSet<TopicPartition>`: buckets by spread hash, insertion order
-    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64 (the
-    bucket lengths, `load`, are kept while that check applies)."""
+    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64. A bucket's
+    length is counted only when that check can apply (9+ elements): most sets hold a few."""
 
-    __slots__ = ("cap", "items", "load")
+    __slots__ = ("cap", "items")
 
     def __init__(self) -> None:
         self.cap = 16
         self.items: dict[int, tuple[int, int]] = {}
-        self.load = [0] * 16
 
     def add(self, pid: int, spread: int, seq: int) -> None:
         items = self.items
         items[pid] = (spread, seq)
-        if self.cap < 64:
-            bucket = spread & (self.cap - 1)
-            self.load[bucket] += 1
-            if self.load[bucket] >= 9:
-                self._grow()
+        if len(items) > 8 and self.cap < 64:
+            mask = self.cap - 1
+            bucket = spread & mask
+            if [s & mask for s, _ in items.values()].count(bucket) >= 9:
+                self.cap *= 2
         if len(items) > self.cap * 3 // 4:
-            self._grow()
+            self.cap *= 2
 
     def remove(self, pid: int) -> None:
-        spread = self.items.pop(pid)[0]
-        if self.cap < 64:
-            self.load[spread & (self.cap - 1)] -= 1
-
-    def _grow(self) -> None:
-        self.cap *= 2
-        if self.cap < 64:
-            mask = self.cap - 1
-            self.load = [0] * self.cap
-            for spread, _ in self.items.values():
-                self.load[spread & mask] += 1
+        del self.items[pid]
 
     def first(self) -> int:
         mask = self.cap - 1
@@ -1570,13 +1559,9 @@ class _Reassignment:
             for t in flat[at[m] : at[m + 1]]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
-        self.levels: dict[int, set[int]] = {}  # size -> the members at it
+        self.levels: defaultdict[int, set[int]] = defaultdict(set)  # size -> the members at it
         for m, size in enumerate(self.sizes):
-            level = self.levels.get(size)
-            if level is None:
-                self.levels[size] = {m}
-            else:
-                level.add(m)
+            self.levels[size].add(m)
         self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
 
     def _count_holdings(self, topics: list[int]) -> None:
@@ -1801,16 +1786,8 @@ class _Reassignment:
         levels[so].remove(old)
         vacated = levels[sn]
         vacated.remove(new)
-        level = levels.get(down)
-        if level is None:
-            levels[down] = {old}
-        else:
-            level.add(old)
-        level = levels.get(up)
-        if level is None:
-            levels[up] = {new}
-        else:
-            level.add(new)
+        levels[down].add(old)
+        levels[up].add(new)
         least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
         flat, at = self.topics_flat, self.topics_at
         old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
@@ -1832,16 +1809,18 @@ class _Reassignment:
                     changed.add(k)
             if n_full[k]:
                 changed.add(k)
-        for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
-            top = self.max_size[m]
-            if before == top:
-                for k in topics:
-                    n_full[k] -= 1
-                changed.update(topics)
-            elif after == top:
-                for k in topics:
-                    n_full[k] += 1
-                changed.update(topics)
+        top = self.max_size[old]
+        if so == top or down == top:  # old leaves or reaches its maximum
+            step = -1 if so == top else 1
+            for k in old_topics:
+                n_full[k] += step
+            changed.update(old_topics)
+        top = self.max_size[new]
+        if sn == top or up == top:
+            step = -1 if sn == top else 1
+            for k in new_topics:
+                n_full[k] += step
+            changed.update(new_topics)
         unbalanced, breaks = self.unbalanced, self._breaks
         for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
