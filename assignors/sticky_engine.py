@@ -427,14 +427,17 @@ class _Context:
 
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
-        arrays in member order then claim order (`own_ids`, `own_members`)."""
+        arrays in member order then claim order (`own_ids`, `own_members`); on small groups as lists
+        (`own_list`, `own_member_list`), what their builders read, the arrays made only if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
         lengths = [ids.size for ids in spec.owned]
         if not sum(lengths):
             self.own_ids, self.own_members = _EMPTY, _EMPTY
+            self.own_list, self.own_member_list = [], []
             return
-        if self.members.small:  # plain Python over a few dozen claims, then the arrays
+        small = self.members.small
+        if small:  # plain Python over a few dozen claims
             listed: list[int] = []
             claimants: list[int] = []
             for m, n in enumerate(lengths):
@@ -445,10 +448,10 @@ class _Context:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 claimants = [m for m, p in zip(claimants, listed, strict=True) if subscribed[topic[p]]]
                 listed = [p for p in listed if subscribed[topic[p]]]
-            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
             if len(set(listed)) == len(listed):  # no conflicting claims
-                self.own_ids, self.own_members = ids, members
+                self.own_list, self.own_member_list = listed, claimants
                 return
+            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
         else:
             ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
             members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
@@ -461,6 +464,16 @@ class _Context:
                 keep = self._resolve_conflicts(ids, members, dup)
                 ids, members = ids[keep], members[keep]
         self.own_ids, self.own_members = ids, members
+        if small:
+            self.own_list, self.own_member_list = ids.tolist(), members.tolist()
+
+    @cached_property
+    def own_ids(self) -> np.ndarray:
+        return np.array(self.own_list, dtype=np.int64)
+
+    @cached_property
+    def own_members(self) -> np.ndarray:
+        return np.array(self.own_member_list, dtype=np.int64)
 
     def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
@@ -921,7 +934,7 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
         ctx = self.ctx
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
         claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
-        for m, p in zip(ctx.own_members.tolist(), ctx.own_ids.tolist(), strict=True):
+        for m, p in zip(ctx.own_member_list, ctx.own_list, strict=True):
             if p not in multi:
                 claims[m].append(p)
         key = ctx.members.owned_order.__getitem__
@@ -1419,7 +1432,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
         revocation_required = False
         kept = 0
-        for p, m in zip(self.ctx.own_ids.tolist(), self.ctx.own_members.tolist(), strict=True):
+        for p, m in zip(self.ctx.own_list, self.ctx.own_member_list, strict=True):
             if ptopic[p] in topics_of[m]:
                 owner[p], stamp[p] = m, kept
                 kept += 1
