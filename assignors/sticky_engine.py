@@ -377,17 +377,13 @@ class _Members:
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @cached_property
-    def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
+    def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
-        subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        subscribers in member id order, and per member its movable topics, ascending."""
         if self.small:
             subs = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
-            flat: list[int] = []
-            at = [0]
-            for topics in self.small_tables[1]:
-                flat += sorted(t for t in topics if subs[t])
-                at.append(len(flat))
-            return [t for t, ms in enumerate(subs) if ms], subs, flat, at
+            movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
+            return [t for t, ms in enumerate(subs) if ms], subs, movable
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
         movable_topic = num_subs >= 2
@@ -399,7 +395,8 @@ class _Members:
             subs[t] = flat[bounds[t] : bounds[t + 1]]
         codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
         topics_at = np.searchsorted(codes // n_topics, np.arange(self.num_members + 1)).tolist()
-        return topics, subs, (codes % n_topics).tolist(), topics_at
+        flat = (codes % n_topics).tolist()
+        return topics, subs, [flat[a:b] for a, b in itertools.pairwise(topics_at)]
 
 
 class _Context:
@@ -1558,8 +1555,8 @@ class _Reassignment:
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
         # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
-        # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
-        topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
+        # and the movable topics each member subscribes to
+        topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
         self.held: dict[int, set[int]] = {}  # member -> topics held
         if len(movable_all) > _INDEX_HOLDINGS:
@@ -1567,9 +1564,8 @@ class _Reassignment:
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
-        flat, at = self.topics_flat, self.topics_at
         for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
-            for t in flat[at[m] : at[m + 1]]:
+            for t in self.movable_of[m]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         self.levels: defaultdict[int, set[int]] = defaultdict(set)  # size -> the members at it
@@ -1802,8 +1798,7 @@ class _Reassignment:
         levels[down].add(old)
         levels[up].add(new)
         least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
-        flat, at = self.topics_flat, self.topics_at
-        old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
+        old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
