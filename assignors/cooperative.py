@@ -15,13 +15,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from assignors.model import GroupSpec
+from assignors.model import SMALL_GROUP, GroupSpec
 from assignors.sticky_engine import EngineResult, run_engine
 
 
 def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray:
     """Boolean per global id: gained by a member that did not own it and lost by a member that did
-    (`new_owner`: the engine's owner per global id)."""
+    (`new_owner`: the engine's owner per global id). Small groups go over their claims in plain Python,
+    where numpy's calls would cost more than the loop."""
+    if spec.num_partitions <= SMALL_GROUP:
+        owner = new_owner.tolist()
+        revoked: list[int] = []
+        for m, ids in enumerate(spec.owned):
+            if ids.size:
+                revoked += [p for p in ids.tolist() if owner[p] != m]
+        transferring = np.zeros(spec.num_partitions, dtype=bool)
+        if revoked:  # those whose new owner is not one of their claimants
+            claims: dict[int, set[int]] = {}
+            for p in revoked:
+                m = owner[p]
+                if m >= 0:
+                    own = claims.get(m)
+                    if own is None:
+                        own = claims[m] = set(spec.owned[m].tolist())
+                    if p not in own:
+                        transferring[p] = True
+        return transferring
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:
         return np.zeros(spec.num_partitions, dtype=bool)

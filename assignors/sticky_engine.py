@@ -48,7 +48,7 @@ import hashlib
 import heapq
 import itertools
 from bisect import bisect_left
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
 from functools import cached_property
 from itertools import repeat
@@ -377,17 +377,13 @@ class _Members:
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @cached_property
-    def movable_tables(self) -> tuple[list[int], list[list[int]], list[int], list[int]]:
+    def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
-        subscribers in member id order, and per member its movable topics (`topics_flat`, `topics_at`)."""
+        subscribers in member id order, and per member its movable topics, ascending."""
         if self.small:
             subs = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
-            flat: list[int] = []
-            at = [0]
-            for topics in self.small_tables[1]:
-                flat += sorted(t for t in topics if subs[t])
-                at.append(len(flat))
-            return [t for t, ms in enumerate(subs) if ms], subs, flat, at
+            movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
+            return [t for t, ms in enumerate(subs) if ms], subs, movable
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
         movable_topic = num_subs >= 2
@@ -399,7 +395,8 @@ class _Members:
             subs[t] = flat[bounds[t] : bounds[t + 1]]
         codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
         topics_at = np.searchsorted(codes // n_topics, np.arange(self.num_members + 1)).tolist()
-        return topics, subs, (codes % n_topics).tolist(), topics_at
+        flat = (codes % n_topics).tolist()
+        return topics, subs, [flat[a:b] for a, b in itertools.pairwise(topics_at)]
 
 
 class _Context:
@@ -427,14 +424,17 @@ class _Context:
 
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
-        arrays in member order then claim order (`own_ids`, `own_members`)."""
+        arrays in member order then claim order (`own_ids`, `own_members`); on small groups as lists
+        (`own_list`, `own_member_list`), what their builders read, the arrays made only if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
         lengths = [ids.size for ids in spec.owned]
         if not sum(lengths):
             self.own_ids, self.own_members = _EMPTY, _EMPTY
+            self.own_list, self.own_member_list = [], []
             return
-        if self.members.small:  # plain Python over a few dozen claims, then the arrays
+        small = self.members.small
+        if small:  # plain Python over a few dozen claims
             listed: list[int] = []
             claimants: list[int] = []
             for m, n in enumerate(lengths):
@@ -445,10 +445,10 @@ class _Context:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 claimants = [m for m, p in zip(claimants, listed, strict=True) if subscribed[topic[p]]]
                 listed = [p for p in listed if subscribed[topic[p]]]
-            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
             if len(set(listed)) == len(listed):  # no conflicting claims
-                self.own_ids, self.own_members = ids, members
+                self.own_list, self.own_member_list = listed, claimants
                 return
+            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
         else:
             ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
             members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
@@ -461,6 +461,16 @@ class _Context:
                 keep = self._resolve_conflicts(ids, members, dup)
                 ids, members = ids[keep], members[keep]
         self.own_ids, self.own_members = ids, members
+        if small:
+            self.own_list, self.own_member_list = ids.tolist(), members.tolist()
+
+    @cached_property
+    def own_ids(self) -> np.ndarray:
+        return np.array(self.own_list, dtype=np.int64)
+
+    @cached_property
+    def own_members(self) -> np.ndarray:
+        return np.array(self.own_member_list, dtype=np.int64)
 
     def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
@@ -921,7 +931,7 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
         ctx = self.ctx
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
         claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
-        for m, p in zip(ctx.own_members.tolist(), ctx.own_ids.tolist(), strict=True):
+        for m, p in zip(ctx.own_member_list, ctx.own_list, strict=True):
             if p not in multi:
                 claims[m].append(p)
         key = ctx.members.owned_order.__getitem__
@@ -975,39 +985,28 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
 
 class _JavaHashSet:
     """Iteration order of a `java.util.HashSet<TopicPartition>`: buckets by spread hash, insertion order
-    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64 (the
-    bucket lengths, `load`, are kept while that check applies)."""
+    within a bucket, capacity doubling past 0.75 load and on a 9-long bucket below capacity 64. A bucket's
+    length is counted only when that check can apply (9+ elements): most sets hold a few."""
 
-    __slots__ = ("cap", "items", "load")
+    __slots__ = ("cap", "items")
 
     def __init__(self) -> None:
         self.cap = 16
         self.items: dict[int, tuple[int, int]] = {}
-        self.load = [0] * 16
 
     def add(self, pid: int, spread: int, seq: int) -> None:
         items = self.items
         items[pid] = (spread, seq)
-        if self.cap < 64:
-            bucket = spread & (self.cap - 1)
-            self.load[bucket] += 1
-            if self.load[bucket] >= 9:
-                self._grow()
+        if len(items) > 8 and self.cap < 64:
+            mask = self.cap - 1
+            bucket = spread & mask
+            if [s & mask for s, _ in items.values()].count(bucket) >= 9:
+                self.cap *= 2
         if len(items) > self.cap * 3 // 4:
-            self._grow()
+            self.cap *= 2
 
     def remove(self, pid: int) -> None:
-        spread = self.items.pop(pid)[0]
-        if self.cap < 64:
-            self.load[spread & (self.cap - 1)] -= 1
-
-    def _grow(self) -> None:
-        self.cap *= 2
-        if self.cap < 64:
-            mask = self.cap - 1
-            self.load = [0] * self.cap
-            for spread, _ in self.items.values():
-                self.load[spread & mask] += 1
+        del self.items[pid]
 
     def first(self) -> int:
         mask = self.cap - 1
@@ -1026,10 +1025,6 @@ class _PartitionMovements:
         self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
         self.seq = 0
 
-    def _spread(self, pid: int, t: int) -> int:
-        h = (31 * (31 + pid - self.start[t]) + self.topic_hash[t]) & 0xFFFFFFFF
-        return h ^ (h >> 16)
-
     def _remove(self, pid: int, t: int) -> tuple[int, int]:
         pair = self.record.pop(pid)
         pairs = self.by_topic[t]
@@ -1042,13 +1037,17 @@ class _PartitionMovements:
         return pair
 
     def _add(self, pid: int, t: int, pair: tuple[int, int]) -> None:
+        """Record pid under `pair`, with its `TopicPartition` hash as a `HashMap` spreads it."""
         self.record[pid] = pair
-        pairs = self.by_topic.setdefault(t, {})
+        pairs = self.by_topic.get(t)
+        if pairs is None:
+            pairs = self.by_topic[t] = {}
         s = pairs.get(pair)
         if s is None:
             s = pairs[pair] = _JavaHashSet()
         self.seq += 1
-        s.add(pid, self._spread(pid, t), self.seq)
+        h = (31 * (31 + pid - self.start[t]) + self.topic_hash[t]) & 0xFFFFFFFF
+        s.add(pid, h ^ (h >> 16), self.seq)
 
     def actual_partition(self, pid: int, t: int, old: int, new: int) -> int:
         """Java's `getTheActualPartitionToBeMoved`: moving pid from old to new, where the reverse pair (new
@@ -1430,7 +1429,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
         revocation_required = False
         kept = 0
-        for p, m in zip(self.ctx.own_ids.tolist(), self.ctx.own_members.tolist(), strict=True):
+        for p, m in zip(self.ctx.own_list, self.ctx.own_member_list, strict=True):
             if ptopic[p] in topics_of[m]:
                 owner[p], stamp[p] = m, kept
                 kept += 1
@@ -1556,8 +1555,8 @@ class _Reassignment:
         self.next_stamp = builder.next_stamp
         n_topics = len(spec.topic_names)
         # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
-        # and the movable topics each member subscribes to: `topics_flat[topics_at[m] : topics_at[m + 1]]`
-        topics, self.subs, self.topics_flat, self.topics_at = ctx.members.movable_tables
+        # and the movable topics each member subscribes to
+        topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
         self.held: dict[int, set[int]] = {}  # member -> topics held
         if len(movable_all) > _INDEX_HOLDINGS:
@@ -1565,18 +1564,13 @@ class _Reassignment:
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
-        flat, at = self.topics_flat, self.topics_at
         for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
-            for t in flat[at[m] : at[m + 1]]:
+            for t in self.movable_of[m]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
-        self.levels: dict[int, set[int]] = {}  # size -> the members at it
+        self.levels: defaultdict[int, set[int]] = defaultdict(set)  # size -> the members at it
         for m, size in enumerate(self.sizes):
-            level = self.levels.get(size)
-            if level is None:
-                self.levels[size] = {m}
-            else:
-                level.add(m)
+            self.levels[size].add(m)
         self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
 
     def _count_holdings(self, topics: list[int]) -> None:
@@ -1801,19 +1795,10 @@ class _Reassignment:
         levels[so].remove(old)
         vacated = levels[sn]
         vacated.remove(new)
-        level = levels.get(down)
-        if level is None:
-            levels[down] = {old}
-        else:
-            level.add(old)
-        level = levels.get(up)
-        if level is None:
-            levels[up] = {new}
-        else:
-            level.add(new)
+        levels[down].add(old)
+        levels[up].add(new)
         least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
-        flat, at = self.topics_flat, self.topics_at
-        old_topics, new_topics = flat[at[old] : at[old + 1]], flat[at[new] : at[new + 1]]
+        old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
@@ -1832,16 +1817,18 @@ class _Reassignment:
                     changed.add(k)
             if n_full[k]:
                 changed.add(k)
-        for m, before, after, topics in ((old, so, down, old_topics), (new, sn, up, new_topics)):
-            top = self.max_size[m]
-            if before == top:
-                for k in topics:
-                    n_full[k] -= 1
-                changed.update(topics)
-            elif after == top:
-                for k in topics:
-                    n_full[k] += 1
-                changed.update(topics)
+        top = self.max_size[old]
+        if so == top or down == top:  # old leaves or reaches its maximum
+            step = -1 if so == top else 1
+            for k in old_topics:
+                n_full[k] += step
+            changed.update(old_topics)
+        top = self.max_size[new]
+        if sn == top or up == top:
+            step = -1 if sn == top else 1
+            for k in new_topics:
+                n_full[k] += step
+            changed.update(new_topics)
         unbalanced, breaks = self.unbalanced, self._breaks
         for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
@@ -1850,10 +1837,14 @@ class _Reassignment:
                 unbalanced.discard(k)
 
     def _most_count(self, t: int, size: int) -> int:
-        """How many holders of t are at its largest size (counted if unknown)."""
+        """How many holders of t are at its largest size `size`, a holder's size before the move (counted if
+        unknown, unless that holder is the only member at it: so on 93 % of the counts on the bench log)."""
         n = self.n_most[t]
         if n < 0:
-            n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
+            if len(self.levels[size]) == 1:
+                n = self.n_most[t] = 1
+            else:
+                n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
         return n
 
     def balance_score(self) -> int:

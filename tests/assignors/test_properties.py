@@ -393,7 +393,8 @@ def test_sticky_owners_match_lists(strategy, group):
 @given(group=groups())
 def test_sticky_small_group_path_matches_arrays(group):
     """The sticky engine takes plain-Python steps on small groups (`_Members.small`): the same lists (in
-    Kafka's order), owners, transfers and errors as its numpy steps."""
+    Kafka's order), owners, transfers and errors as its numpy steps; and so does cooperative-sticky's
+    count of the partitions transferring ownership (`SMALL_GROUP` in assignors.cooperative)."""
     from assignors.sticky_engine import run_engine
 
     def outcome():
@@ -403,11 +404,14 @@ def test_sticky_small_group_path_matches_arrays(group):
         except KafkaAssignorError as err:
             return err.exception, err.message
         transfers = None if result.general else (result.transfer_ids.tolist(), result.transfer_owners.tolist())
-        return [ids.tolist() for ids in result.assignment], result.owners.tolist(), transfers
+        cooperative = get_assignor("cooperative-sticky")
+        return ([ids.tolist() for ids in result.assignment], result.owners.tolist(), transfers,
+                [ids.tolist() for ids in cooperative.assign(spec)], cooperative.owners(spec).tolist())
 
     small = outcome()
     with pytest.MonkeyPatch.context() as patched:
         patched.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
+        patched.setattr("assignors.cooperative.SMALL_GROUP", -1)
         assert outcome() == small
 
 
