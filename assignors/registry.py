@@ -33,6 +33,10 @@ STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
 # so a caller may give them a spec without the round's claims (tests/assignors/test_properties.py checks it)
 OWNERSHIP_BLIND: frozenset[str] = frozenset(
     {"range", "roundrobin", "server-range", "metaq-default", "metaq-consistent-hash"})
+# strategies that give a member only partitions of topics it subscribes to, whatever it owned (Kafka's Range
+# and RoundRobin hand a topic's partitions to its subscribers alone; the sticky engine may hand one back to a
+# previous owner): no member of theirs rejects its assignment (tests/assignors/test_properties.py checks it)
+SUBSCRIBERS_ONLY: frozenset[str] = frozenset({"range", "roundrobin"})
 
 
 class Assignor(Protocol):

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors.optimality import min_moves, min_moves_counted, moves
+from assignors.optimality import min_moves, min_moves_counted, moves, topic_subscribers
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
@@ -147,6 +147,7 @@ def build_metrics(
     paused: int,
     optimality: bool = True,
     counts: Counter[tuple[int, int, int]] | None = None,
+    subscribers: Sequence[frozenset[int]] | None = None,
 ) -> dict[str, int | None]:
     """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
@@ -158,13 +159,16 @@ def build_metrics(
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
     (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
     when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
-    `counts`: the round's `round_counts`, for a caller that counted them already.
+    `counts`: the round's `round_counts`, for a caller that counted them already; `subscribers`: `subscribed`'s
+    members per topic, for a caller that keeps them over the event's rounds (a small round reads them).
     """
     members = subscribed.shape[0]
     if prev_owner.size <= _SMALL_ROUND:
         if counts is None:
             counts = round_counts(prev_owner, new_owner, partition_topic)
-        return _small_metrics(counts, subscribed, assigned=assigned, revoked=revoked, paused=paused,
+        if subscribers is None:
+            subscribers = topic_subscribers(subscribed)
+        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,
                               optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
     in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)
@@ -201,16 +205,16 @@ def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
     return Counter(zip(partition_topic.tolist(), prev_owner.tolist(), new_owner.tolist(), strict=True))
 
 
-def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarray, *, assigned: int, revoked: int,
+def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarray,
+                   subscribers: Sequence[frozenset[int]], *, assigned: int, revoked: int,
                    paused: int, optimality: bool) -> dict[str, int | None]:
     """`build_metrics` of a small round, same values, from its `round_counts`: the loop sees each distinct
     triple once, and `min_moves`' tables follow from the same counts."""
-    members, num_topics = subscribed.shape
-    topic_subscribed = subscribed.any(axis=0).tolist() if members else [False] * num_topics
+    members = subscribed.shape[0]
     load = [0] * members
     partitions = unassigned = moved = 0
     for (t, p, n), count in triples.items():
-        if topic_subscribed[t]:
+        if subscribers[t]:
             partitions += count
             if n < 0:
                 unassigned += count
@@ -220,7 +224,7 @@ def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarra
             moved += count
     least = None
     if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
-        least = min_moves_counted(triples, subscribed) if moved else 0
+        least = min_moves_counted(triples, subscribed, subscribers) if moved else 0
     return {
         "members": members,
         "partitions": partitions,
