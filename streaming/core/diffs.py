@@ -11,8 +11,9 @@ import base64
 import json
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate, pairwise
+from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,12 @@ _ONE_CALL_PARTITIONS = 8_192  # up to this many listed partitions a record is en
 # built once: json.dumps with options builds a new encoder per call, which costs more than small records;
 # records are trees of fresh dicts and lists, so the encoder's check for circular references only costs
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
+# and its C encoder once too, with the same settings: `JSONEncoder.encode` makes one per call (~0.6 of a small
+# record's ~7.7 us, measured); the pure-Python chunks where the interpreter has no C accelerator
+_CHUNKS: Callable[[Any, int], Iterable[str]] = (
+    c_make_encoder(None, _ENCODER.default, encode_basestring, _ENCODER.indent, _ENCODER.key_separator,
+                   _ENCODER.item_separator, _ENCODER.sort_keys, _ENCODER.skipkeys, _ENCODER.allow_nan)
+    if c_make_encoder is not None else lambda obj, _level: _ENCODER.iterencode(obj))
 
 
 # a diff record's `phase`: eager (all held partitions paused), incremental (KIP-848: only what moves),
@@ -37,7 +44,7 @@ PHASES = ("eager", "incremental", "revoke", "followup", "replace")
 
 
 def dumps(obj: Any) -> bytes:
-    return _ENCODER.encode(obj).encode("utf-8")
+    return "".join(_CHUNKS(obj, 0)).encode("utf-8")
 
 
 def member_changes(
