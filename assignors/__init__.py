@@ -3,11 +3,20 @@ KIP-848 server-side uniform and range, and MetaQ's balance strategies."""
 
 from assignors.errors import KafkaAssignorError
 from assignors.model import GroupSpec, Member, build_spec
-from assignors.registry import OWNERSHIP_BLIND, STRATEGIES, assign, assign_owners, assign_spec, get_assignor
+from assignors.registry import (
+    OWNERSHIP_BLIND,
+    STRATEGIES,
+    SUBSCRIBERS_ONLY,
+    assign,
+    assign_owners,
+    assign_spec,
+    get_assignor,
+)
 
 __all__ = [
     "OWNERSHIP_BLIND",
     "STRATEGIES",
+    "SUBSCRIBERS_ONLY",
     "GroupSpec",
     "KafkaAssignorError",
     "Member",

@@ -55,10 +55,17 @@ def min_moves(
     return _solve(_large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub))
 
 
-def min_moves_counted(triples: Mapping[tuple[int, int, int], int], subscribed: np.ndarray) -> int:
+def min_moves_counted(triples: Mapping[tuple[int, int, int], int], subscribed: np.ndarray,
+                      subscribers: Sequence[frozenset[int]] | None = None) -> int:
     """`min_moves` of a small round from its partitions counted by (topic, previous owner, new owner), for a
-    caller that counted them anyway (`streaming.core.diffs.build_metrics` derives its metrics from them)."""
-    return _solve(_counted_tables(triples, np.asarray(subscribed, dtype=bool)))
+    caller that counted them anyway (`streaming.core.diffs.build_metrics` derives its metrics from them).
+    `subscribers`: `subscribed`'s members per topic, for a caller that keeps them over several rounds."""
+    return _solve(_counted_tables(triples, np.asarray(subscribed, dtype=bool), subscribers))
+
+
+def topic_subscribers(subscribed: np.ndarray) -> list[frozenset[int]]:
+    """Per topic, the members subscribing to it (`subscribed`: bool[members, topics])."""
+    return [frozenset(compress(range(subscribed.shape[0]), column)) for column in subscribed.T.tolist()]
 
 
 def _solve(tables: Tables) -> int:
@@ -80,11 +87,13 @@ def _solve(tables: Tables) -> int:
 _SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
 
 
-def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray) -> Tables:
+def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray,
+                    subscribers: Sequence[frozenset[int]] | None = None) -> Tables:
     """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner):
     counting runs in C (`Counter`), and the loop then sees each distinct triple once."""
     num_members, num_topics = sub.shape
-    allowed = [set(compress(range(num_members), row)) for row in sub.T.tolist()]
+    # a topic's set is replaced, not changed, when the strategy used a non-subscriber (the caller's sets are shared)
+    allowed = list(topic_subscribers(sub) if subscribers is None else subscribers)
     load, topic_size = [0] * num_members, [0] * num_topics
     owned: dict[tuple[int, int], int] = {}
     total_owned = moved = 0
@@ -94,7 +103,8 @@ def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray
         topic_size[t] += count
         if n >= 0:
             load[n] += count
-            allowed[t].add(n)
+            if n not in allowed[t]:
+                allowed[t] = allowed[t] | {n}
         if p >= 0:
             total_owned += count
             if n != p:

@@ -8,7 +8,7 @@ engines. Modules are imported on first use so that `import assignors` stays chea
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Protocol
 
@@ -33,6 +33,10 @@ STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
 # so a caller may give them a spec without the round's claims (tests/assignors/test_properties.py checks it)
 OWNERSHIP_BLIND: frozenset[str] = frozenset(
     {"range", "roundrobin", "server-range", "metaq-default", "metaq-consistent-hash"})
+# strategies that give a member only partitions of topics it subscribes to, whatever it owned (Kafka's Range
+# and RoundRobin hand a topic's partitions to its subscribers alone; the sticky engine may hand one back to a
+# previous owner): no member of theirs rejects its assignment (tests/assignors/test_properties.py checks it)
+SUBSCRIBERS_ONLY: frozenset[str] = frozenset({"range", "roundrobin"})
 
 
 class Assignor(Protocol):
@@ -69,9 +73,16 @@ def assign_owners(strategy: str, spec: GroupSpec) -> np.ndarray:
     """`assign_spec` as int32 owners (member index per global partition id, -1: nobody), what the streaming
     state machine keeps: from the assignor's own `owners(spec)` where it computes those anyway (Range,
     RoundRobin), which spares building and re-reading the per-member lists on every small round."""
+    return _owners_function(check_strategy(strategy))(spec)
+
+
+@lru_cache(maxsize=len(_STRATEGIES))
+def _owners_function(strategy: str) -> Callable[[GroupSpec], np.ndarray]:
+    """`assign_owners`' call for one strategy, made once: assignors keep nothing between calls, and a replay
+    makes several per event (`get_assignor` still gives every caller an instance of its own)."""
     assignor = get_assignor(strategy)
     owners = getattr(assignor, "owners", None)
-    return owners(spec) if owners is not None else owner_of(assignor.assign(spec), spec.num_partitions)
+    return owners if owners is not None else lambda spec: owner_of(assignor.assign(spec), spec.num_partitions)
 
 
 def assign(

@@ -17,6 +17,7 @@ import numpy as np
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
+from assignors.optimality import topic_subscribers
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
@@ -106,6 +107,12 @@ class Relayout:
         """`subscribed` as Python lists, for the per-round checks of small groups (one numpy call per
         event instead of one indexing per round)."""
         return self.subscribed.tolist()
+
+    @cached_property
+    def topic_subscribers(self) -> list[frozenset[int]]:
+        """Per live topic, the members subscribing to it: every strategy's round of the event reads them
+        (metrics and `min_moves` of small rounds), so they are derived once per event."""
+        return topic_subscribers(self.subscribed)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors import OWNERSHIP_BLIND, GroupSpec, KafkaAssignorError, assign_owners
+from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes, round_counts
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
@@ -92,12 +92,13 @@ class StrategyRounds:
             counts = round_counts(before, new_owner, lay.partition_topic)
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
-                                    optimality=self.config.optimality, counts=counts)
+                                    optimality=self.config.optimality, counts=counts,
+                                    subscribers=lay.topic_subscribers)
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
-            rejecting = self._rejecting(new_owner, counts)
+            rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(new_owner, counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation

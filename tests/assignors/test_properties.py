@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assignors import OWNERSHIP_BLIND, STRATEGIES, KafkaAssignorError, Member, assign
+from assignors import OWNERSHIP_BLIND, STRATEGIES, SUBSCRIBERS_ONLY, KafkaAssignorError, Member, assign
 from assignors.javaorder import hashmap_order
 from assignors.model import build_spec, owner_of
 from assignors.registry import get_assignor
@@ -424,6 +424,17 @@ def test_ownership_blind_strategies_read_no_claims(strategy, group):
     topics, members, partition_racks = group
     unclaimed = {mid: Member(m.topics, [], -1, m.rack, m.instance_id) for mid, m in members.items()}
     assert assign(strategy, topics, unclaimed, partition_racks) == assign(strategy, topics, members, partition_racks)
+
+
+@pytest.mark.parametrize("strategy", sorted(SUBSCRIBERS_ONLY))
+@ROUND_SETTINGS
+@given(group=groups())
+def test_subscribers_only_strategies_hand_out_no_other_topic(strategy, group):
+    """`SUBSCRIBERS_ONLY` strategies give a member only partitions of topics it subscribes to, whatever it
+    owned: the streaming state machine looks for no member rejecting their assignment."""
+    topics, members, partition_racks = group
+    for mid, parts in assign(strategy, topics, members, partition_racks).items():
+        assert {t for t, _ in parts} <= set(subscribed_with_metadata(members[mid], topics)), mid
 
 
 # --- membership histories -------------------------------------------------------------------------
