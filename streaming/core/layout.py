@@ -243,8 +243,10 @@ def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) ->
         array.flags.writeable = False
     spec = GroupSpec(topic_names=live_names, topic_sizes=sizes[live], member_ids=[], subscriptions=[],
                      member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[], instance_ids=[])
-    # what a spec derives from the topics alone is known here already (the same arrays)
-    spec.__dict__.update(partition_topic=partition_topic, name_rank=name_rank, topics_by_name=spec.topics_by_name)
+    # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
+    # name order are `by_name` renumbered (deleted topics hold no place among them)
+    spec.__dict__.update(partition_topic=partition_topic, name_rank=name_rank,
+                         topics_by_name=np.array([live_index[topics[t]] for t in by_name], dtype=np.int32))
     out = _PartitionLayout(
         starts=starts, num_partitions=num_partitions, live_names=live_names, live_of=live_index,
         partition_topic=partition_topic, ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t),
