@@ -159,7 +159,9 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     A call that repeats an earlier one on the same topics and members (`GroupSpec.round_results`) gets
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
-    exact value shows only in an error message, and failed calls are not kept), so the key holds those.
+    exact value shows only in an error message, and failed calls are not kept), so the key holds those:
+    each generation's rank among the distinct ones, and each member's owned ids as bytes (`GroupSpec.owned`
+    holds int64 arrays; an `asarray` per member would cost as much as the rest of the key).
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -168,9 +170,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, _Members(spec, prefer_rack_aware))
     gens = _clamped_generations(spec)
-    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
-    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
-           tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
+    key = ("sticky", prefer_rack_aware, tuple(map(sorted(set(gens)).index, gens)),
+           tuple(map(np.ndarray.tobytes, spec.owned)))
     memo = spec.round_results
     result = memo.get(key)
     if result is None:
