@@ -32,6 +32,7 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
         transferring = np.zeros(spec.num_partitions, dtype=bool)
         if revoked:  # those whose new owner is not one of their claimants
             claims: dict[int, set[int]] = {}
+            moving = []
             for p in revoked:
                 m = owner[p]
                 if m >= 0:
@@ -39,7 +40,8 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
                     if own is None:
                         own = claims[m] = set(spec.owned[m].tolist())
                     if p not in own:
-                        transferring[p] = True
+                        moving.append(p)
+            transferring[moving] = True
         return transferring
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:

@@ -159,7 +159,9 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     A call that repeats an earlier one on the same topics and members (`GroupSpec.round_results`) gets
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
-    exact value shows only in an error message, and failed calls are not kept), so the key holds those.
+    exact value shows only in an error message, and failed calls are not kept), so the key holds those:
+    each generation's rank among the distinct ones, and each member's owned ids as bytes (`GroupSpec.owned`
+    holds int64 arrays; an `asarray` per member would cost as much as the rest of the key).
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -168,9 +170,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, _Members(spec, prefer_rack_aware))
     gens = _clamped_generations(spec)
-    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
-    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
-           tuple(np.asarray(ids, dtype=np.int64).tobytes() for ids in spec.owned))
+    key = ("sticky", prefer_rack_aware, tuple(map(sorted(set(gens)).index, gens)),
+           tuple(map(np.ndarray.tobytes, spec.owned)))
     memo = spec.round_results
     result = memo.get(key)
     if result is None:
@@ -243,19 +244,18 @@ class _Members:
         self.num_partitions = spec.num_partitions
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
-        subscribed = np.zeros(len(spec.topic_names), dtype=bool)
-        if m:  # members mostly share their subscription arrays
-            subscribed[np.concatenate(list({id(t): t for t in spec.member_topics}.values()))] = True
-        self.subscribed_topic = subscribed
-        is_subscribed = subscribed.tolist()
+        is_subscribed = [False] * len(spec.topic_names)
+        for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share their arrays
+            for t in topics.tolist():
+                is_subscribed[t] = True
+        self.subscribed_topic = np.array(is_subscribed, dtype=bool)
         self.all_subscribed = all(is_subscribed)
         self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
-        keys = [java_string_key(x) for x in spec.member_ids]
+        keys = list(map(java_string_key, spec.member_ids))
         rank = [0] * m
         for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
-        self.id_rank = np.array(rank, dtype=np.int64)
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
@@ -268,6 +268,11 @@ class _Members:
             return spec
         owned = spec.owned
         return self.spec.for_round([owned[m] for m in order.tolist()], spec.generations[order])
+
+    @cached_property
+    def id_rank(self) -> np.ndarray:
+        """`id_rank_list` as an array, for the numpy steps (small groups never ask)."""
+        return np.array(self.id_rank_list, dtype=np.int64)
 
     @cached_property
     def topic_name_pos(self) -> np.ndarray:
@@ -410,7 +415,7 @@ class _Context:
         self.num_members, self.num_partitions = members.num_members, members.num_partitions
         self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
         self.topics_by_name = members.topics_by_name
-        self.id_rank_list, self.id_rank = members.id_rank_list, members.id_rank
+        self.id_rank_list = members.id_rank_list
         self.has_rack, self.rack_on = members.has_rack, members.rack_on
         self.partition_bits, self.member_bits = members.partition_bits, members.member_bits
         self.all_equal = members.all_equal
@@ -422,33 +427,33 @@ class _Context:
     def topic_name_pos(self) -> np.ndarray:
         return self.members.topic_name_pos
 
+    @property
+    def id_rank(self) -> np.ndarray:
+        return self.members.id_rank
+
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
-        arrays in member order then claim order (`own_ids`, `own_members`); on small groups as lists
-        (`own_list`, `own_member_list`), what their builders read, the arrays made only if asked for."""
+        arrays in member order then claim order (`own_ids`, `own_members`); on small groups as one list per
+        member (`own_by_member`), what their builders read per member, the arrays made only if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
         lengths = [ids.size for ids in spec.owned]
+        small = self.members.small
         if not sum(lengths):
             self.own_ids, self.own_members = _EMPTY, _EMPTY
-            self.own_list, self.own_member_list = [], []
+            self.own_by_member: list[list[int]] = [[] for _ in lengths]
             return
-        small = self.members.small
         if small:  # plain Python over a few dozen claims
-            listed: list[int] = []
-            claimants: list[int] = []
-            for m, n in enumerate(lengths):
-                if n:
-                    listed += spec.owned[m].tolist()
-                    claimants += [m] * n
+            by_member = [ids.tolist() for ids in spec.owned]
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
-                claimants = [m for m, p in zip(claimants, listed, strict=True) if subscribed[topic[p]]]
-                listed = [p for p in listed if subscribed[topic[p]]]
+                by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
+            listed = list(itertools.chain.from_iterable(by_member))
             if len(set(listed)) == len(listed):  # no conflicting claims
-                self.own_list, self.own_member_list = listed, claimants
+                self.own_by_member = by_member
                 return
-            ids, members = np.array(listed, dtype=np.int64), np.array(claimants, dtype=np.int64)
+            ids = np.array(listed, dtype=np.int64)
+            members = np.repeat(np.arange(self.num_members, dtype=np.int64), [len(c) for c in by_member])
         else:
             ids = np.concatenate(spec.owned).astype(np.int64, copy=False)
             members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
@@ -462,15 +467,17 @@ class _Context:
                 ids, members = ids[keep], members[keep]
         self.own_ids, self.own_members = ids, members
         if small:
-            self.own_list, self.own_member_list = ids.tolist(), members.tolist()
+            flat, bounds = ids.tolist(), np.searchsorted(members, np.arange(self.num_members + 1)).tolist()
+            self.own_by_member = [flat[a:b] for a, b in itertools.pairwise(bounds)]
 
     @cached_property
     def own_ids(self) -> np.ndarray:
-        return np.array(self.own_list, dtype=np.int64)
+        return np.array(list(itertools.chain.from_iterable(self.own_by_member)), dtype=np.int64)
 
     @cached_property
     def own_members(self) -> np.ndarray:
-        return np.array(self.own_member_list, dtype=np.int64)
+        lengths = [len(ids) for ids in self.own_by_member]
+        return np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
 
     def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
@@ -930,13 +937,10 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
     def _assign_owned(self) -> set[int]:  # type: ignore[override]
         ctx = self.ctx
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
-        claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
-        for m, p in zip(ctx.own_member_list, ctx.own_list, strict=True):
-            if p not in multi:
-                claims[m].append(p)
         key = ctx.members.owned_order.__getitem__
-        for c in claims:
-            c.sort(key=key)
+        claims = [sorted(ids, key=key) for ids in ctx.own_by_member]
+        if multi:  # claimed twice in one generation: nobody keeps them
+            claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps, default=0))
         self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
@@ -1429,13 +1433,15 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
         revocation_required = False
         kept = 0
-        for p, m in zip(self.ctx.own_list, self.ctx.own_member_list, strict=True):
-            if ptopic[p] in topics_of[m]:
-                owner[p], stamp[p] = m, kept
-                kept += 1
-                sizes[m] += 1
-            else:
-                revocation_required = True
+        for m, ids in enumerate(self.ctx.own_by_member):
+            topics, first = topics_of[m], kept
+            for p in ids:
+                if ptopic[p] in topics:
+                    owner[p], stamp[p] = m, kept
+                    kept += 1
+                else:
+                    revocation_required = True
+            sizes[m] += kept - first
         self.next_stamp = kept
         return revocation_required
 
