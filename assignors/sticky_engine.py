@@ -170,7 +170,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, _Members(spec, prefer_rack_aware))
     gens = _clamped_generations(spec)
-    key = ("sticky", prefer_rack_aware, tuple(map(sorted(set(gens)).index, gens)),
+    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
+    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
            tuple(map(np.ndarray.tobytes, spec.owned)))
     memo = spec.round_results
     result = memo.get(key)
