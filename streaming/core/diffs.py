@@ -219,7 +219,6 @@ def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarra
     triple once, and `min_moves`' tables follow from the same counts."""
     members = subscribed.shape[0]
     load = [0] * members
-    held = [0] * members  # partitions each member held before the round
     partitions = unassigned = moved = 0
     for (t, p, n), count in triples.items():
         if subscribers[t]:
@@ -228,20 +227,11 @@ def _small_metrics(triples: Counter[tuple[int, int, int]], subscribed: np.ndarra
                 unassigned += count
         if n >= 0:
             load[n] += count
-        if p >= 0:
-            held[p] += count
-            if n != p:
-                moved += count
+        if p >= 0 and n != p:
+            moved += count
     least = None
-    if optimality:
-        # A member keeps at most its new load of what it held, so any assignment with these loads moves at least
-        # the excess (0 <= bound <= min_moves <= moves). That bound is `min_moves` when the round moved no more
-        # (the usual sticky round, and every round without moves), and when every member subscribes to every
-        # topic (any member may keep any partition, so each keeps up to its load); only other rounds need the
-        # flow solved (the bench's range/roundrobin rounds: build_metrics 7.5 -> 7.1 us, measured).
-        bound = sum([h - n for h, n in zip(held, load, strict=True) if h > n])
-        everyone = all(len(members_of) == members for members_of in subscribers)
-        least = bound if moved == bound or everyone else min_moves_counted(triples, subscribed, subscribers)
+    if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
+        least = min_moves_counted(triples, subscribed, subscribers) if moved else 0
     return {
         "members": members,
         "partitions": partitions,

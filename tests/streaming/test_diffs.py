@@ -1,7 +1,6 @@
 """A small round's metrics (`streaming.core.diffs`, counted from the round's (topic, previous, new owner)
-triples) against the per-partition definitions: the load bounds, and `min_moves` both where the shortcut
-(moves equal to the members' excess, or everyone subscribing to every topic) answers and where the flow is
-solved."""
+triples) against the per-partition definitions: the moves, `min_moves` (rounds with and without moves, some
+with every member on every topic) and the load bounds."""
 
 from __future__ import annotations
 
