@@ -17,6 +17,7 @@ from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
 
 import numpy as np
+import orjson
 
 from assignors.optimality import min_moves, min_moves_counted, moves, topic_subscribers
 
@@ -44,7 +45,18 @@ PHASES = ("eager", "incremental", "revoke", "followup", "replace")
 
 
 def dumps(obj: Any) -> bytes:
-    return "".join(_CHUNKS(obj, 0)).encode("utf-8")
+    """`obj` as the standard encoder with the settings above writes it, in UTF-8.
+
+    orjson writes the same bytes for what records hold — strings (escapes included), integers, lists, dicts,
+    None, booleans; checked by tests/streaming/test_diffs.py — in ≈ 0.8 instead of 6.7 µs for a bench diff
+    record of ~520 bytes (the encoder was ≈ 13 % of a range + roundrobin replay's instructions). What it
+    refuses (integers past 64 bits, keys that are not strings, lone surrogates, ...) goes to the standard
+    encoder, which writes or raises as before. Floats are the one type the two write differently (`1e-07`
+    against `1e-7`); records carry none (also tested)."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return "".join(_CHUNKS(obj, 0)).encode("utf-8")
 
 
 def member_changes(

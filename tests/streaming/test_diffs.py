@@ -4,12 +4,16 @@ with every member on every topic) and the load bounds."""
 
 from __future__ import annotations
 
+import json
 import random
+import tempfile
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from assignors.optimality import min_moves, moves
-from streaming.core.diffs import build_metrics
+from streaming.core.diffs import build_metrics, dumps
 
 
 def test_small_round_metrics_match_the_definitions() -> None:
@@ -30,3 +34,63 @@ def test_small_round_metrics_match_the_definitions() -> None:
         assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed), (prev, new, subscribed)
         load = np.bincount(new[new >= 0], minlength=members)
         assert (got["load_min"], got["load_max"]) == ((int(load.min()), int(load.max())) if members else (0, 0))
+
+
+def _standard(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _tree(rng: random.Random, depth: int = 0) -> object:
+    """A random JSON value of the types records hold, with strings over every escape class and plane and
+    integers on both sides of 64 bits (orjson refuses those past them: the standard encoder writes them)."""
+    kind = rng.randrange(7 if depth < 4 else 4)
+    if kind == 0:
+        return "".join(chr(rng.choice((rng.randrange(0x20), rng.randrange(0x20, 0x80), rng.randrange(0x80, 0xD800),
+                                       rng.randrange(0xE000, 0x110000), 0x22, 0x5C, 0x7F, 0x2028)))
+                       for _ in range(rng.randrange(12)))
+    if kind == 1:
+        return rng.choice((rng.randrange(-2**31, 2**31), rng.randrange(-2**70, 2**70),
+                           2**63, 2**64 - 1, 2**64, -2**63 - 1))
+    if kind == 2:
+        return rng.choice((None, True, False))
+    if kind == 3:
+        return rng.randrange(10)
+    if kind == 4:
+        return [_tree(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if kind == 5:
+        return tuple(_tree(rng, depth + 1) for _ in range(rng.randrange(3)))
+    keys = [_tree(rng, 4) if rng.random() < 0.1 else str(_tree(rng, 3)) for _ in range(rng.randrange(4))]
+    return {k: _tree(rng, depth + 1) for k in keys}
+
+
+def test_dumps_writes_what_the_standard_encoder_writes() -> None:
+    rng = random.Random(5)
+    for _ in range(5_000):
+        obj = _tree(rng)
+        assert dumps(obj) == _standard(obj), obj
+    for refused in ("\ud800", {"a": ["\udfff"]}):  # lone surrogates: no UTF-8 for them, as before
+        with pytest.raises(UnicodeEncodeError):
+            dumps(refused)
+
+
+def test_records_carry_no_floats() -> None:
+    """Floats are the one type orjson writes differently from the standard encoder (`dumps`): every record of
+    the bundled histories and a generated log, under every strategy, must parse without one."""
+    from assignors.registry import STRATEGIES
+    from bench.pipeline import generate_log
+    from streaming.core.config import Limits, PipelineConfig
+    from streaming.core.local import read_jsonl, replay
+
+    def no_float(text: str) -> float:
+        raise AssertionError(f"a float in a record: {text}")
+
+    samples = Path(__file__).parents[2] / "whatif" / "samples"
+    logs = [*sorted(samples.glob("*.jsonl")), generate_log(Path(tempfile.mkdtemp()) / "log.jsonl", 600, 60)]
+    seen = 0
+    for strategy in STRATEGIES:
+        config = PipelineConfig((strategy,), Limits())
+        for log in logs:
+            for rec in replay(read_jsonl(log), config, lambda: 0, max_events_per_batch=50):
+                json.loads(rec.value, parse_float=no_float, parse_constant=no_float)
+                seen += 1
+    assert seen > 10_000
