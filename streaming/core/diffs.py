@@ -11,9 +11,8 @@ import base64
 import json
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from itertools import accumulate, pairwise
-from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
 
 import numpy as np
@@ -28,15 +27,9 @@ _PART_FIELDS = 48  # room for ',"part":NNNNNN,"parts":NNNNNN'
 _ONE_CALL_PARTITIONS = 8_192  # up to this many listed partitions a record is encoded in one call first
 
 
-# built once: json.dumps with options builds a new encoder per call, which costs more than small records;
-# records are trees of fresh dicts and lists, so the encoder's check for circular references only costs
+# the record format (`dumps` writes it with orjson, this encoder takes what orjson refuses); records are trees of
+# fresh dicts and lists, so the encoder's check for circular references only costs
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
-# and its C encoder once too, with the same settings: `JSONEncoder.encode` makes one per call (~0.6 of a small
-# record's ~7.7 us, measured); the pure-Python chunks where the interpreter has no C accelerator
-_CHUNKS: Callable[[Any, int], Iterable[str]] = (
-    c_make_encoder(None, _ENCODER.default, encode_basestring, _ENCODER.indent, _ENCODER.key_separator,
-                   _ENCODER.item_separator, _ENCODER.sort_keys, _ENCODER.skipkeys, _ENCODER.allow_nan)
-    if c_make_encoder is not None else lambda obj, _level: _ENCODER.iterencode(obj))
 
 
 # a diff record's `phase`: eager (all held partitions paused), incremental (KIP-848: only what moves),
@@ -58,7 +51,7 @@ def dumps(obj: Any) -> bytes:
     try:
         return bytes(memoryview(orjson.dumps(obj)))
     except TypeError:
-        return "".join(_CHUNKS(obj, 0)).encode("utf-8")
+        return _ENCODER.encode(obj).encode("utf-8")
 
 
 def member_changes(
