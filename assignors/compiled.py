@@ -86,4 +86,11 @@ def is_compiled(module: ModuleType) -> bool:
     return any(str(getattr(module, "__file__", "")).endswith(suffix) for suffix in EXTENSION_SUFFIXES)
 
 
+def loaded_compiled() -> list[str]:
+    """This project's modules that run compiled in this process (mypyc's shared library not counted)."""
+    return sorted(name for name, module in list(sys.modules.items())
+                  if name.split(".")[0] in PACKAGES and not name.endswith("__mypyc") and module is not None
+                  and is_compiled(module))
+
+
 prefer_fresh_sources()

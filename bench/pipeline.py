@@ -43,6 +43,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from assignors.compiled import loaded_compiled
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import dumps
 from streaming.core.records import DIFF, OutputRecord, SourceRecord
@@ -183,7 +184,9 @@ def bench_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
         run = LoopRun(cfg.strategies, n_out, time.process_time() - cpu, time.perf_counter() - wall, peak_rss_mib())
         say(f"  {run.cpu_s:.1f}s CPU ({_rate(args.events, run.cpu_s)} events/s)")
         runs.append(run)
-    print(f"\nPlain-Python loop (local.replay, batches of {LOOP_BATCH:,}): {args.events:,} events, "
+    compiled = loaded_compiled()
+    build = f"{len(compiled)} modules compiled with mypyc" if compiled else "pure Python"
+    print(f"\nPlain loop (local.replay, batches of {LOOP_BATCH:,}; {build}): {args.events:,} events, "
           f"{args.groups:,} groups, seed {args.seed}")
     print(f"{'strategies':32} {'records':>9} {'CPU s':>8} {'events/s CPU':>13} {'wall s':>8} {'events/s wall':>14} "
           f"{'peak RSS so far':>16}")
