@@ -62,7 +62,7 @@ class CooperativeStickyAssignor:
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):  # type: ignore
+        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
             return result.assignment
         withheld = _withheld(spec, result)
         return [ids[~withheld[ids]] if ids.size else ids for ids in result.assignment]
@@ -71,7 +71,7 @@ class CooperativeStickyAssignor:
         """int32 member index per global partition id (-1: nobody): `assign` as `assign_owners` wants it,
         the engine's owners without the transferring partitions, and no per-member lists."""
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):  # type: ignore
+        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
             return result.owners
         owners = result.owners.copy()
         owners[_withheld(spec, result)] = -1

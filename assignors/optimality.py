@@ -295,8 +295,8 @@ class _Network:
             du = dist[u]
             for e in self.out[u]:
                 if residual[e]:
-                    v, dv = head[e], du + unit_cost[e]  # type: ignore
-                    if dist[v] is None or dv < dist[v]:  # type: ignore
+                    v, dv = head[e], du + unit_cost[e]  # type: ignore[operator]
+                    if dist[v] is None or dv < dist[v]:  # type: ignore[operator]
                         dist[v] = dv
                         if not queued[v]:
                             queued[v] = True
@@ -311,7 +311,7 @@ class _Network:
 
         def usable(e: int, level: list[int], u: int) -> bool:
             v = head[e]
-            return bool(residual[e]) and level[v] == level[u] + 1 and dist[v] == dist[u] + unit_cost[e]  # type: ignore
+            return bool(residual[e]) and level[v] == level[u] + 1 and dist[v] == dist[u] + unit_cost[e]  # type: ignore[operator]
 
         pushed = 0
         while pushed < limit:
@@ -322,7 +322,7 @@ class _Network:
                 u = queue.popleft()
                 for e in out[u]:
                     v = head[e]
-                    if level[v] == -2 and residual[e] and dist[v] == dist[u] + unit_cost[e]:  # type: ignore
+                    if level[v] == -2 and residual[e] and dist[v] == dist[u] + unit_cost[e]:  # type: ignore[operator]
                         level[v] = level[u] + 1
                         queue.append(v)
             if level[sink] < 0:

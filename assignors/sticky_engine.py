@@ -62,7 +62,9 @@ from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
-cached_property: Any = _cached_property  # mypyc: applied at runtime, not read as a property
+# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
+# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
+cached_property: Any = _cached_property
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
@@ -657,7 +659,7 @@ class _ConstrainedBuilder:
         ids, members = ctx.own_ids, ctx.own_members
         maybe_revoked = self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         if ids.size and ctx.rack_on:
-            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)  # type: ignore
+            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)  # type: ignore[index]
             if bad.any():
                 maybe_revoked[ids[bad]] = members[bad]
                 ids, members = ids[~bad], members[~bad]
@@ -735,7 +737,7 @@ class _ConstrainedBuilder:
         ctx = self.ctx
         out = {}
         for m, claims in self.phantoms.items():
-            if not (ctx.rack_on and ctx.has_rack[m]):  # type: ignore
+            if not (ctx.rack_on and ctx.has_rack[m]):  # type: ignore[index]
                 out[m] = sorted((p, int(ctx.topic_name_pos[t]), True) for t, p in claims)
         return out
 
@@ -745,9 +747,9 @@ class _ConstrainedBuilder:
         counts = np.zeros(ctx.num_partitions, dtype=np.int64)
         for r in range(64):
             bit = np.uint64(1) << np.uint64(r)
-            members = int(np.count_nonzero(ctx.member_bits & bit))  # type: ignore
+            members = int(np.count_nonzero(ctx.member_bits & bit))  # type: ignore[operator]
             if members:
-                counts += ((ctx.partition_bits & bit) != 0) * members  # type: ignore
+                counts += ((ctx.partition_bits & bit) != 0) * members  # type: ignore[operator]
         return counts
 
     def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
@@ -759,8 +761,8 @@ class _ConstrainedBuilder:
         ("the first member still there at or after it"), and each rack keeps the sorted positions of
         its under-min members, so a lookup is a bisection per replica rack instead of a scan."""
         ctx = self.ctx
-        pbits = ctx.partition_bits.tolist()  # type: ignore
-        mbits = ctx.member_bits.tolist()  # type: ignore
+        pbits = ctx.partition_bits.tolist()  # type: ignore[union-attr]
+        mbits = ctx.member_bits.tolist()  # type: ignore[union-attr]
         size = self.size
         min_q, max_q = self.min_quota, self.max_quota
         under0 = list(self.under)
@@ -1082,7 +1084,7 @@ class _PartitionMovements:
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
                 mask = s.cap - 1
-                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))  # type: ignore
+                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))  # type: ignore[misc]
                 parts.append((t, pair, s.cap, tuple(order)))
         return repr(parts).encode()
 
@@ -1184,7 +1186,7 @@ class _GeneralBuilder:
             return False
         ok = self.subscribes(members, ctx.partition_topic[ids])
         if ctx.rack_on:
-            ok &= ~(ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0))  # type: ignore
+            ok &= ~(ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0))  # type: ignore[index]
         revocation_required = not ok.all()
         ids, members = ids[ok], members[ok]
         self.owner[ids] = members
@@ -1267,10 +1269,10 @@ class _GeneralBuilder:
             if not cands.size:
                 left.append(run)
                 continue
-            pbits = ctx.partition_bits[run]  # type: ignore
+            pbits = ctx.partition_bits[run]  # type: ignore[index]
             classes = np.unique(pbits).tolist()
-            no_rack = ~ctx.has_rack[cands]  # type: ignore
-            eligible = [cands[no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)] for b in classes]  # type: ignore
+            no_rack = ~ctx.has_rack[cands]  # type: ignore[index]
+            eligible = [cands[no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)] for b in classes]  # type: ignore[index]
             if sum(e.size for e in eligible) == np.unique(np.concatenate(eligible)).size:
                 stamps = np.arange(self.next_stamp, self.next_stamp + run.size)
                 self.next_stamp += run.size
@@ -1487,7 +1489,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
         current = set(active)
-        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore
+        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore[assignment]
         return prev
 
     def lists(self) -> tuple[list[int], list[int], list[int]]:
@@ -1512,7 +1514,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner = self.owner
         if leader_order is not None:
             member = leader_order.tolist()
-            owner = [member[m] if m >= 0 else -1 for m in owner]  # type: ignore
+            owner = [member[m] if m >= 0 else -1 for m in owner]  # type: ignore[assignment]
         return np.array(owner, dtype=np.int32)
 
     def result(self) -> list[np.ndarray]:
@@ -1676,7 +1678,7 @@ class _Reassignment:
         usually starts where the first one balanced the group), so nothing needs setting up."""
         if not len(partitions) or not self.unbalanced:
             return False
-        parts, runs, with_prev = self.b.scan(partitions)  # type: ignore
+        parts, runs, with_prev = self.b.scan(partitions)  # type: ignore[arg-type]
         performed = False
         seen = {self._state()}
         while self._pass(parts, runs, with_prev):

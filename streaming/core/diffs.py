@@ -184,10 +184,10 @@ def build_metrics(
             counts = round_counts(prev_owner, new_owner, partition_topic)
         if subscribers is None:
             subscribers = topic_subscribers(subscribed)
-        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore
+        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore[arg-type]
                               optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
-    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)  # type: ignore
+    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)  # type: ignore[index]
     load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
     moved = moves(prev_owner, new_owner)
     least = None

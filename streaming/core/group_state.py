@@ -152,7 +152,7 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
             if n > 0:
                 racks[t] = [[r for i, r in enumerate(names) if b >> i & 1] for b in bits[start:start + n]]
             start += n
-    record = conformance_record(json.loads(emit.rec.value), topics, racks)  # type: ignore
+    record = conformance_record(json.loads(emit.rec.value), topics, racks)  # type: ignore[arg-type]
     if record is not None:
         if record.get("ts") is None:
             record["ts"] = event_ts

@@ -72,10 +72,12 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)  # type: ignore
+    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)  # type: ignore[arg-type]
 
 
-cached_property: Any = _cached_property  # mypyc: applied at runtime, not read as a property
+# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
+# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
+cached_property: Any = _cached_property
 
 
 @mypyc_attr(native_class=False)
