@@ -3,10 +3,10 @@
 `setup.py` compiles the loop's hot modules with mypyc; an editable install leaves each extension
 (`sticky_engine.cpython-311-x86_64-linux-gnu.so`) beside its source, and Python imports the extension first,
 so after an edit the old build would silently run. `prefer_fresh_sources` runs when this module is first
-imported, which both top packages do before anything else: a compiled module whose source no longer has the
-hash setup.py recorded (`compiled-sources.json` at the project root) is imported from its source, with one
-line on stderr. `REBALANCE_PURE_PYTHON=1` imports every one from source: the pure-Python fallback, which gives
-the same results (tests/test_compiled.py).
+imported, which both top packages do before anything else: once a compiled module's source no longer has the
+hash setup.py recorded (`compiled-sources.json` at the project root), every compiled module is imported from
+its source, with one line on stderr. `REBALANCE_PURE_PYTHON=1` imports every one from source: the pure-Python
+fallback, which gives the same results (tests/test_compiled.py).
 """
 
 from __future__ import annotations
@@ -41,9 +41,11 @@ def compiled_modules(root: Path) -> dict[str, Path]:
 
 
 def sources_to_prefer(root: Path, pure: bool) -> tuple[dict[str, Path], list[str]]:
-    """The compiled modules to import from source, and which of them are stale (changed since their build).
+    """The compiled modules to import from source, and which of them changed since the build.
 
-    Without a manifest (a wheel install, where sources cannot change) every extension is trusted."""
+    One stale module sends all of them to their sources: mypyc compiles them as one group whose modules call
+    each other in C, so a compiled caller would still run the old build of an edited module. Without a
+    manifest (a wheel install, where sources do not change) every extension is trusted."""
     modules = compiled_modules(root)
     if pure:
         return modules, []
@@ -54,9 +56,9 @@ def sources_to_prefer(root: Path, pure: bool) -> tuple[dict[str, Path], list[str
         built = json.loads(manifest_path.read_text())
     except (OSError, ValueError):
         built = {}
-    stale = {name: source for name, source in modules.items()
-             if built.get(source.relative_to(root).as_posix()) != hashlib.sha256(source.read_bytes()).hexdigest()}
-    return stale, sorted(stale)
+    stale = sorted(name for name, source in modules.items()
+                   if built.get(source.relative_to(root).as_posix()) != hashlib.sha256(source.read_bytes()).hexdigest())
+    return (modules if stale else {}), stale
 
 
 class _SourceFirst(MetaPathFinder):
@@ -75,8 +77,8 @@ def prefer_fresh_sources() -> None:
     """Put the guard in front of the import system (once: this module runs once per process)."""
     sources, stale = sources_to_prefer(_ROOT, os.environ.get(PURE_PYTHON_ENV) == "1")
     if stale:
-        print(f"rebalance-replay: {len(stale)} compiled module(s) older than their source, run as Python "
-              f"(`pip install -e .` rebuilds them): {', '.join(stale)}", file=sys.stderr)
+        print(f"rebalance-replay: {', '.join(stale)} changed since compiled: every compiled module runs from its "
+              f"source (`pip install -e .` compiles them again)", file=sys.stderr)
     if sources:
         sys.meta_path.insert(0, _SourceFirst(sources))
 

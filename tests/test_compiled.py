@@ -81,14 +81,18 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_an_edited_source_runs_instead_of_its_stale_build(tmp_path: Path) -> None:
+def test_an_edited_source_sends_the_whole_build_to_its_sources(tmp_path: Path) -> None:
+    """Compiled modules call each other in C: with one of them edited, all must run from source."""
     sources = {"assignors/sticky_engine.py": "X = 1\n", "streaming/core/rounds.py": "Y = 2\n"}
-    _fake_build(tmp_path, sources, {"assignors/sticky_engine.py": _sha("X = 1\n"),
-                                    "streaming/core/rounds.py": _sha("Y = 1\n")})  # rounds edited since
+    built = {"assignors/sticky_engine.py": _sha("X = 1\n"), "streaming/core/rounds.py": _sha("Y = 2\n")}
+    _fake_build(tmp_path, sources, built)
     assert set(compiled_modules(tmp_path)) == {"assignors.sticky_engine", "streaming.core.rounds"}
+    assert sources_to_prefer(tmp_path, pure=False) == ({}, [])  # fresh: the build runs
+    (tmp_path / "streaming/core/rounds.py").write_text("Y = 3\n")
     prefer, stale = sources_to_prefer(tmp_path, pure=False)
     assert stale == ["streaming.core.rounds"]
-    assert prefer == {"streaming.core.rounds": tmp_path / "streaming/core/rounds.py"}
+    assert prefer == {"assignors.sticky_engine": tmp_path / "assignors/sticky_engine.py",
+                      "streaming.core.rounds": tmp_path / "streaming/core/rounds.py"}
 
 
 def test_pure_python_prefers_every_source_and_a_wheel_trusts_its_build(tmp_path: Path) -> None:
@@ -119,4 +123,4 @@ def test_the_guard_imports_a_stale_module_from_source(tmp_path: Path, pure: str)
     run = subprocess.run([sys.executable, "-c", "import assignors.hot as h; print(h.VALUE)"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "from source"
-    assert run.stderr.count("older than their source") == (pure != "1")
+    assert run.stderr.count("changed since compiled") == (pure != "1")
