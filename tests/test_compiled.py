@@ -124,3 +124,23 @@ def test_the_guard_imports_a_stale_module_from_source(tmp_path: Path, pure: str)
                          capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "from source"
     assert run.stderr.count("changed since compiled") == (pure != "1")
+
+
+@pytest.mark.spark
+def test_spark_workers_run_the_build_the_driver_runs(spark) -> None:
+    """The speed-up must reach the state function: Spark's Python workers import the same modules, compiled
+    where the driver's are (both follow the install and REBALANCE_PURE_PYTHON)."""
+    import pandas as pd
+
+    from assignors.compiled import is_compiled
+    from streaming.core import group_state
+
+    def compiled_in_worker(batches):
+        from assignors.compiled import is_compiled
+        from streaming.core import group_state
+
+        for _ in batches:
+            yield pd.DataFrame({"compiled": [is_compiled(group_state)]})
+
+    (row,) = spark.range(1).mapInPandas(compiled_in_worker, "compiled boolean").collect()
+    assert row.compiled == is_compiled(group_state)
