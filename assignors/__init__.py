@@ -1,6 +1,7 @@
 """Kafka's partition assignors, exact and fast: range, roundrobin, sticky, cooperative-sticky, the
 KIP-848 server-side uniform and range, and MetaQ's balance strategies."""
 
+import assignors.compiled  # noqa: F401 - first: its guard keeps stale compiled modules from loading
 from assignors.errors import KafkaAssignorError
 from assignors.model import GroupSpec, Member, build_spec
 from assignors.registry import (

@@ -46,14 +46,14 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:
         return np.zeros(spec.num_partitions, dtype=bool)
-    ids = np.concatenate(claimed)
+    claimed_ids = np.concatenate(claimed)
     claimants = np.repeat([m for m, o in enumerate(spec.owned) if o.size], [o.size for o in claimed])
-    keeps = new_owner[ids] == claimants
+    keeps = new_owner[claimed_ids] == claimants
     kept_by_claimant = np.zeros(spec.num_partitions, dtype=bool)
-    kept_by_claimant[ids[keeps]] = True
-    revoked = np.zeros(spec.num_partitions, dtype=bool)
-    revoked[ids[~keeps]] = True
-    return (new_owner >= 0) & ~kept_by_claimant & revoked
+    kept_by_claimant[claimed_ids[keeps]] = True
+    revoked_mask = np.zeros(spec.num_partitions, dtype=bool)
+    revoked_mask[claimed_ids[~keeps]] = True
+    return (new_owner >= 0) & ~kept_by_claimant & revoked_mask
 
 
 class CooperativeStickyAssignor:
@@ -62,7 +62,7 @@ class CooperativeStickyAssignor:
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):
+        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
             return result.assignment
         withheld = _withheld(spec, result)
         return [ids[~withheld[ids]] if ids.size else ids for ids in result.assignment]
@@ -71,7 +71,7 @@ class CooperativeStickyAssignor:
         """int32 member index per global partition id (-1: nobody): `assign` as `assign_owners` wants it,
         the engine's owners without the transferring partitions, and no per-member lists."""
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):
+        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
             return result.owners
         owners = result.owners.copy()
         owners[_withheld(spec, result)] = -1

@@ -137,9 +137,9 @@ def _check_counted(triples: Mapping[tuple[int, int, int], int], num_members: int
 def _large_tables(prev: np.ndarray, new: np.ndarray, topic: np.ndarray, sub: np.ndarray) -> Tables:
     """The same tables with numpy, O(partitions) with 1-D counting (groups of up to millions of partitions)."""
     num_members, num_topics = sub.shape
-    _check_range("prev_owner", prev.min(), prev.max(), num_members)
-    _check_range("new_owner", new.min(), new.max(), num_members)
-    _check_topics(topic.min(), topic.max(), num_topics)
+    _check_range("prev_owner", int(prev.min()), int(prev.max()), num_members)
+    _check_range("new_owner", int(new.min()), int(new.max()), num_members)
+    _check_topics(int(topic.min()), int(topic.max()), num_topics)
     assigned, owned = new >= 0, prev >= 0
     load = np.bincount(new[assigned], minlength=num_members)
     num_pairs = num_topics * num_members
@@ -295,8 +295,8 @@ class _Network:
             du = dist[u]
             for e in self.out[u]:
                 if residual[e]:
-                    v, dv = head[e], du + unit_cost[e]
-                    if dist[v] is None or dv < dist[v]:
+                    v, dv = head[e], du + unit_cost[e]  # type: ignore[operator]
+                    if dist[v] is None or dv < dist[v]:  # type: ignore[operator]
                         dist[v] = dv
                         if not queued[v]:
                             queued[v] = True
@@ -311,7 +311,7 @@ class _Network:
 
         def usable(e: int, level: list[int], u: int) -> bool:
             v = head[e]
-            return bool(residual[e]) and level[v] == level[u] + 1 and dist[v] == dist[u] + unit_cost[e]
+            return bool(residual[e]) and level[v] == level[u] + 1 and dist[v] == dist[u] + unit_cost[e]  # type: ignore[operator]
 
         pushed = 0
         while pushed < limit:
@@ -322,7 +322,7 @@ class _Network:
                 u = queue.popleft()
                 for e in out[u]:
                     v = head[e]
-                    if level[v] == -2 and residual[e] and dist[v] == dist[u] + unit_cost[e]:
+                    if level[v] == -2 and residual[e] and dist[v] == dist[u] + unit_cost[e]:  # type: ignore[operator]
                         level[v] = level[u] + 1
                         queue.append(v)
             if level[sink] < 0:

@@ -50,16 +50,21 @@ import itertools
 from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cached_property as _cached_property
 from itertools import repeat
 from operator import indexOf
+from typing import Any
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
+# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
+# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
+cached_property: Any = _cached_property
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
@@ -70,6 +75,7 @@ _SMALL_GROUP = 200
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
+@mypyc_attr(native_class=False)
 class EngineResult:
     """The engine's result: Kafka's per-member lists (`assignment`, in Kafka's list order) and its
     `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
@@ -95,6 +101,7 @@ class EngineResult:
         return owners
 
 
+@mypyc_attr(native_class=False)
 class _ListedResult(EngineResult):
     """The constrained path's result on small groups (`_SmallConstrainedBuilder`): its per-member Python
     lists (members in the builder's order), made arrays on first use: the streaming state machine reads only
@@ -127,6 +134,7 @@ class _ListedResult(EngineResult):
         return owners
 
 
+@mypyc_attr(native_class=False)
 class _GeneralResult(EngineResult):
     """The general path's result, read from its builder on first use: `assign` wants the per-member lists
     (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
@@ -224,6 +232,7 @@ def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
+@mypyc_attr(native_class=False)
 class _Members:
     """What a call derives from its topics and members alone (members in the leader's order; a round's
     `owned` and `generations` are not read): the rack information, the members' id order, which path
@@ -387,7 +396,7 @@ class _Members:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
         subscribers in member id order, and per member its movable topics, ascending."""
         if self.small:
-            subs = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
+            subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
             movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
             return [t for t, ms in enumerate(subs) if ms], subs, movable
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
@@ -396,7 +405,7 @@ class _Members:
         topics = np.flatnonzero(movable_topic).tolist()
         flat = sub_by_topic.tolist()
         bounds = [0, *np.cumsum(num_subs).tolist()]
-        subs: list[list[int]] = [[] for _ in range(n_topics)]
+        subs = [[] for _ in range(n_topics)]
         for t in topics:
             subs[t] = flat[bounds[t] : bounds[t + 1]]
         codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
@@ -405,6 +414,7 @@ class _Members:
         return topics, subs, [flat[a:b] for a, b in itertools.pairwise(topics_at)]
 
 
+@mypyc_attr(native_class=False)
 class _Context:
     """Per-call facts shared by both builders: the round's owned partitions after the pre-pass, and its
     members' `_Members` (whose facts it carries under the same names)."""
@@ -649,7 +659,7 @@ class _ConstrainedBuilder:
         ids, members = ctx.own_ids, ctx.own_members
         maybe_revoked = self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
         if ids.size and ctx.rack_on:
-            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)
+            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)  # type: ignore[index]
             if bad.any():
                 maybe_revoked[ids[bad]] = members[bad]
                 ids, members = ids[~bad], members[~bad]
@@ -727,7 +737,7 @@ class _ConstrainedBuilder:
         ctx = self.ctx
         out = {}
         for m, claims in self.phantoms.items():
-            if not (ctx.rack_on and ctx.has_rack[m]):
+            if not (ctx.rack_on and ctx.has_rack[m]):  # type: ignore[index]
                 out[m] = sorted((p, int(ctx.topic_name_pos[t]), True) for t, p in claims)
         return out
 
@@ -737,9 +747,9 @@ class _ConstrainedBuilder:
         counts = np.zeros(ctx.num_partitions, dtype=np.int64)
         for r in range(64):
             bit = np.uint64(1) << np.uint64(r)
-            members = int(np.count_nonzero(ctx.member_bits & bit))
+            members = int(np.count_nonzero(ctx.member_bits & bit))  # type: ignore[operator]
             if members:
-                counts += ((ctx.partition_bits & bit) != 0) * members
+                counts += ((ctx.partition_bits & bit) != 0) * members  # type: ignore[operator]
         return counts
 
     def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
@@ -751,8 +761,8 @@ class _ConstrainedBuilder:
         ("the first member still there at or after it"), and each rack keeps the sorted positions of
         its under-min members, so a lookup is a bisection per replica rack instead of a scan."""
         ctx = self.ctx
-        pbits = ctx.partition_bits.tolist()
-        mbits = ctx.member_bits.tolist()
+        pbits = ctx.partition_bits.tolist()  # type: ignore[union-attr]
+        mbits = ctx.member_bits.tolist()  # type: ignore[union-attr]
         size = self.size
         min_q, max_q = self.min_quota, self.max_quota
         under0 = list(self.under)
@@ -1074,7 +1084,7 @@ class _PartitionMovements:
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
                 mask = s.cap - 1
-                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))
+                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))  # type: ignore[misc]
                 parts.append((t, pair, s.cap, tuple(order)))
         return repr(parts).encode()
 
@@ -1176,7 +1186,7 @@ class _GeneralBuilder:
             return False
         ok = self.subscribes(members, ctx.partition_topic[ids])
         if ctx.rack_on:
-            ok &= ~(ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0))
+            ok &= ~(ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0))  # type: ignore[index]
         revocation_required = not ok.all()
         ids, members = ids[ok], members[ok]
         self.owner[ids] = members
@@ -1259,10 +1269,10 @@ class _GeneralBuilder:
             if not cands.size:
                 left.append(run)
                 continue
-            pbits = ctx.partition_bits[run]
+            pbits = ctx.partition_bits[run]  # type: ignore[index]
             classes = np.unique(pbits).tolist()
-            no_rack = ~ctx.has_rack[cands]
-            eligible = [cands[no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)] for b in classes]
+            no_rack = ~ctx.has_rack[cands]  # type: ignore[index]
+            eligible = [cands[no_rack | ((ctx.member_bits[cands] & np.uint64(b)) != 0)] for b in classes]  # type: ignore[index]
             if sum(e.size for e in eligible) == np.unique(np.concatenate(eligible)).size:
                 stamps = np.arange(self.next_stamp, self.next_stamp + run.size)
                 self.next_stamp += run.size
@@ -1479,7 +1489,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
         current = set(active)
-        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]
+        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore[assignment]
         return prev
 
     def lists(self) -> tuple[list[int], list[int], list[int]]:
@@ -1504,7 +1514,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         owner = self.owner
         if leader_order is not None:
             member = leader_order.tolist()
-            owner = [member[m] if m >= 0 else -1 for m in owner]
+            owner = [member[m] if m >= 0 else -1 for m in owner]  # type: ignore[assignment]
         return np.array(owner, dtype=np.int32)
 
     def result(self) -> list[np.ndarray]:
@@ -1668,7 +1678,7 @@ class _Reassignment:
         usually starts where the first one balanced the group), so nothing needs setting up."""
         if not len(partitions) or not self.unbalanced:
             return False
-        parts, runs, with_prev = self.b.scan(partitions)
+        parts, runs, with_prev = self.b.scan(partitions)  # type: ignore[arg-type]
         performed = False
         seen = {self._state()}
         while self._pass(parts, runs, with_prev):
@@ -1768,9 +1778,9 @@ class _Reassignment:
             del holders[old]
         else:
             holders[old] = n - 1
-        n = holders.get(new)
-        if n:
-            holders[new] = n + 1
+        joined = holders.get(new)
+        if joined:
+            holders[new] = joined + 1
         else:  # new joins them at its size, and moves up with its other topics below
             holders[new] = 1
             held_new.add(t)

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import random
 import resource
 import statistics
@@ -43,6 +45,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from assignors.compiled import PURE_PYTHON_ENV, loaded_compiled
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import dumps
 from streaming.core.records import DIFF, OutputRecord, SourceRecord
@@ -165,14 +168,14 @@ def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
-def bench_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
-    """The log through `local.replay` once per strategy set; one table row each."""
+def _time_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
+    """The log through `local.replay` once per strategy set."""
     from streaming.core.local import read_jsonl, replay
 
     runs = []
     for cfg in _configs(args):
         names = ",".join(cfg.strategies)
-        say(f"plain-Python loop (local.replay), {names}...")
+        say(f"plain loop (local.replay, {_build()}), {names}...")
         shown = time.perf_counter()
         wall, cpu = shown, time.process_time()
         n_out = 0
@@ -183,13 +186,43 @@ def bench_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
         run = LoopRun(cfg.strategies, n_out, time.process_time() - cpu, time.perf_counter() - wall, peak_rss_mib())
         say(f"  {run.cpu_s:.1f}s CPU ({_rate(args.events, run.cpu_s)} events/s)")
         runs.append(run)
-    print(f"\nPlain-Python loop (local.replay, batches of {LOOP_BATCH:,}): {args.events:,} events, "
-          f"{args.groups:,} groups, seed {args.seed}")
-    print(f"{'strategies':32} {'records':>9} {'CPU s':>8} {'events/s CPU':>13} {'wall s':>8} {'events/s wall':>14} "
-          f"{'peak RSS so far':>16}")
-    for r in runs:
-        print(f"{','.join(r.strategies):32} {r.records:9,} {r.cpu_s:8.2f} {_rate(args.events, r.cpu_s):>13} "
-              f"{r.wall_s:8.2f} {_rate(args.events, r.wall_s):>14} {r.peak_rss_mib:12.0f} MiB")
+    return runs
+
+
+def _build() -> str:
+    """`mypyc` where the state machine's modules run compiled (setup.py; `dumps`' module is imported above),
+    else `python`."""
+    return "mypyc" if loaded_compiled() else "python"
+
+
+def _time_pure_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
+    """`_time_loop` on the pure-Python modules: in a fresh process, which the environment sends to the sources
+    (assignors/compiled.py reads it once, at import)."""
+    os.environ[PURE_PYTHON_ENV] = "1"
+    try:
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            return pool.apply(_time_loop, (args, log))
+    finally:
+        del os.environ[PURE_PYTHON_ENV]
+
+
+def bench_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
+    """One table row per strategy set and build: the compiled modules and, side by side, the same sources
+    interpreted (only the latter where the install did not compile)."""
+    build = _build()
+    runs = _time_loop(args, log)
+    pure = _time_pure_loop(args, log) if build == "mypyc" else []
+    print(f"\nPlain loop (local.replay, batches of {LOOP_BATCH:,}): {args.events:,} events, {args.groups:,} groups, "
+          f"seed {args.seed}")
+    print(f"{'strategies':32} {'build':>6} {'records':>9} {'CPU s':>8} {'events/s CPU':>13} {'wall s':>8} "
+          f"{'events/s wall':>14} {'peak RSS so far':>16} {'vs python':>10}")
+    for i, r in enumerate(runs):
+        rows = [(build, r, f"{pure[i].cpu_s / r.cpu_s:9.2f}x" if pure else "")]
+        rows += [("python", pure[i], "")] if pure else []
+        for name, row, ratio in rows:
+            print(f"{','.join(row.strategies):32} {name:>6} {row.records:9,} {row.cpu_s:8.2f} "
+                  f"{_rate(args.events, row.cpu_s):>13} {row.wall_s:8.2f} {_rate(args.events, row.wall_s):>14} "
+                  f"{row.peak_rss_mib:12.0f} MiB {ratio:>10}")
     return runs
 
 

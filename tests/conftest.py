@@ -5,16 +5,30 @@
 - ``unique_topic``: factory creating a fresh topic per call, so tests never see each other's records.
 - ``docker_kafka``: a real Apache Kafka in a container (testcontainers) when a Docker daemon answers; otherwise
   the test is skipped with the reason printed ("no Docker daemon: ...").
+- ``pure_python(module)`` tests are skipped, with the reason printed, where that module runs compiled (setup.py):
+  they patch its internals, which compiled code calls directly; test.sh runs them again on the pure-Python build.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from assignors.compiled import is_compiled
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers("pure_python"):
+            module = mark.args[0]
+            if is_compiled(importlib.import_module(module)):
+                item.add_marker(pytest.mark.skip(reason=f"patches {module}'s internals, compiled here: test.sh runs "
+                                                        f"it with REBALANCE_PURE_PYTHON=1"))
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from assignors import STRATEGIES
+from assignors.compiled import loaded_compiled
 from bench.pipeline import generate_log
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
@@ -53,7 +54,8 @@ def test_script_form_does_not_shadow_the_package():
 
 
 def test_pipeline_bench_loop_only_times_each_strategy_set(tmp_path):
-    """`--skip spark`: one loop row per `--strategies` set, in the order given, with as many records as
+    """`--skip spark`: one loop row per `--strategies` set and build, in the order given (the compiled modules
+    where the install compiled them, then the pure-Python ones, with the ratio), with as many records as
     the same log gives through `local.replay` here, and the peak RSS; Spark is never started."""
     sets = ["range,roundrobin", "sticky,cooperative-sticky"]
     proc = subprocess.run(
@@ -65,13 +67,15 @@ def test_pipeline_bench_loop_only_times_each_strategy_set(tmp_path):
     assert "starting Spark" not in proc.stderr
     lines = proc.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("strategies "))
-    assert lines[head - 1].startswith("Plain-Python loop") and "300 events, 30 groups" in lines[head - 1]
-    rows = [line.split() for line in lines[head + 1:head + 1 + len(sets)]]
-    assert [row[0] for row in rows] == sets
+    assert lines[head - 1].startswith("Plain loop") and "300 events, 30 groups" in lines[head - 1]
+    builds = ["mypyc", "python"] if loaded_compiled() else ["python"]
+    rows = [line.split() for line in lines[head + 1:head + 1 + len(sets) * len(builds)]]
+    assert [(row[0], row[1]) for row in rows] == [(s, b) for s in sets for b in builds]
     log = generate_log(tmp_path / "same.jsonl", 300, 30, seed=7)
     assert (tmp_path / "throughput.jsonl").read_bytes() == log.read_bytes()
-    for row, names in zip(rows, sets, strict=True):
-        records, cpu_s, cpu_rate, wall_s, wall_rate, rss, unit = row[1:]
+    for row in rows:
+        names, build, records, cpu_s, cpu_rate, wall_s, wall_rate, rss, unit, *ratio = row
+        assert len(ratio) == (build == "mypyc") and all(r.endswith("x") for r in ratio)
         expected = sum(1 for _ in replay(read_jsonl(log), PipelineConfig(parse_strategies(names))))
         assert int(records.replace(",", "")) == expected
         assert float(cpu_s) > 0 and float(wall_s) > 0

@@ -133,17 +133,19 @@ def _few_member_changes(
             num_assigned += 1
             if n != last_new:
                 last_new = n
-                new_numbers = new_lists.get(n)  # type: ignore[assignment]
-                if new_numbers is None:
-                    new_numbers = new_lists[n] = assigned.setdefault(n, {})[name] = []
+                found = new_lists.get(n)
+                if found is None:
+                    found = new_lists[n] = assigned.setdefault(n, {})[name] = []
+                new_numbers = found
             new_numbers.append(i - first)
         if p >= 0:
             num_revoked += 1
             if p != last_prev:
                 last_prev = p
-                prev_numbers = prev_lists.get(p)  # type: ignore[assignment]
-                if prev_numbers is None:
-                    prev_numbers = prev_lists[p] = revoked.setdefault(p, {})[name] = []
+                found = prev_lists.get(p)
+                if found is None:
+                    found = prev_lists[p] = revoked.setdefault(p, {})[name] = []
+                prev_numbers = found
             prev_numbers.append(i - first)
     out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
                     for m in sorted(assigned.keys() | revoked.keys())}
@@ -182,10 +184,10 @@ def build_metrics(
             counts = round_counts(prev_owner, new_owner, partition_topic)
         if subscribers is None:
             subscribers = topic_subscribers(subscribed)
-        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,
+        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore[arg-type]
                               optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
-    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)
+    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)  # type: ignore[index]
     load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
     moved = moves(prev_owner, new_owner)
     least = None

@@ -18,7 +18,8 @@ from streaming.core import jsontext
 from streaming.core.config import Limits
 
 _DEFAULT_LIMITS = Limits()
-_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON "\\ud800" escapes give strings UTF-8 cannot encode
+# JSON "\\ud800" escapes give strings UTF-8 cannot encode (spelled with chr: mypyc cannot write lone surrogates in C)
+_SURROGATE = re.compile("[" + chr(0xD800) + "-" + chr(0xDFFF) + "]")
 EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group")
 
 

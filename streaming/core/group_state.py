@@ -96,10 +96,10 @@ def step_state(
             emit.discard()
             emit.dead_letter(exc.reason, exc.group)
             continue
-        except Exception as exc:  # a bug must not stop the stream nor corrupt the state: the event is parked
+        except Exception as err:  # a bug must not stop the stream nor corrupt the state: the event is parked
             log.exception("internal error on %s", rec.source)
             emit.discard()
-            emit.dead_letter(f"internal error: {type(exc).__name__}: {exc}", group or None)
+            emit.dead_letter(f"internal error: {type(err).__name__}: {err}", group or None)
             continue
         if changed is not None:
             current, dirty = changed, True
@@ -152,7 +152,7 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
             if n > 0:
                 racks[t] = [[r for i, r in enumerate(names) if b >> i & 1] for b in bits[start:start + n]]
             start += n
-    record = conformance_record(json.loads(emit.rec.value), topics, racks)
+    record = conformance_record(json.loads(emit.rec.value), topics, racks)  # type: ignore[arg-type]
     if record is not None:
         if record.get("ts") is None:
             record["ts"] = event_ts

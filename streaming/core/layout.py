@@ -11,9 +11,12 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property as _cached_property
+from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
@@ -69,9 +72,15 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)
+    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)  # type: ignore[arg-type]
 
 
+# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
+# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
+cached_property: Any = _cached_property
+
+
+@mypyc_attr(native_class=False)
 @dataclass
 class Relayout:
     """The old state's numbering mapped onto the next shape's (see the module docstring)."""

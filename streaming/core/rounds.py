@@ -58,7 +58,8 @@ class StrategyRounds:
             return StrategyState(st.generation, prev_new, st.member_generation.copy())
         rounds: list[_Round] = []
         generation = st.generation
-        owner, owner_gen = prev_new, None
+        owner = prev_new
+        owner_gen: int | None = None
         cause = self.cause
         rejoin: dict[int, tuple[np.ndarray, int]] = {}  # members that rejected their last assignment
         blind = name in OWNERSHIP_BLIND and name not in COOPERATIVE  # a cooperative round reads its claims below
@@ -80,7 +81,7 @@ class StrategyRounds:
             generation += 1
             first = not rounds
             if first:
-                new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)
+                new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
                 paused = revoked if name in COOPERATIVE | INCREMENTAL else int(np.count_nonzero(prev_union >= 0))
@@ -103,7 +104,7 @@ class StrategyRounds:
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
             more = bool(rejecting) or (
-                name in COOPERATIVE and (_withheld(claims[0], new_owner) or (first and self._stale_claims(name))))
+                name in COOPERATIVE and (_withheld(claims[0], new_owner) or (first and self._stale_claims(name))))  # type: ignore[index]
             if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
@@ -112,7 +113,7 @@ class StrategyRounds:
             # A consumer whose assignment holds a topic it does not subscribe to rejects it and rejoins
             # (ConsumerCoordinator.onJoinComplete): it keeps reporting what it owned before, with its old
             # userData generation (eager sticky) or the current protocol generation (cooperative).
-            owned, gens = claims
+            owned, gens = claims  # type: ignore[misc]
             rejoin = {i: (owned[i], generation if name in COOPERATIVE else int(gens[i])) for i in rejecting}
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)

@@ -79,11 +79,11 @@ def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
     elif isinstance(ev, Generation):
         _generation(shape, old, ev)
     elif isinstance(ev, DeleteTopic):
-        i = shape.topic_index.get(ev.topic)
-        if i is None or shape.sizes[i] == 0:
+        deleted = shape.topic_index.get(ev.topic)
+        if deleted is None or shape.sizes[deleted] == 0:
             raise InvalidEvent(f"delete_topic of unknown topic {ev.topic!r}", ev.group)
-        shape.sizes[i] = 0
-        shape.metadata_changed.add(i)
+        shape.sizes[deleted] = 0
+        shape.metadata_changed.add(deleted)
     return shape
 
 

@@ -102,7 +102,10 @@ def test_sparse_counting_matches_brute_force(seed, monkeypatch):
     assert min_moves(*case) == brute_force(*case)
 
 
-@pytest.mark.parametrize("completion", ["greedy first", "flow alone"])
+_FLOW_ALONE = pytest.param("flow alone", marks=pytest.mark.pure_python("assignors.optimality"))
+
+
+@pytest.mark.parametrize("completion", ["greedy first", _FLOW_ALONE])
 @pytest.mark.parametrize("seed", range(60))
 def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
     """The min-cost flow without the shortcut that accepts the strategy's own assignment; with and without
