@@ -1,4 +1,4 @@
-"""The streaming pipeline's speed, side by side with the plain-Python loop over the same log.
+"""The streaming pipeline's speed, side by side with the plain loop over the same log.
 
     python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--trickle 150]
                              [--strategies sticky,cooperative-sticky [--strategies range,roundrobin ...]]
@@ -7,7 +7,9 @@
 
 0. The plain loop: the generated log through `local.replay` (the state machine alone: no Spark, no Kafka)
    once per `--strategies` set, in the order given, timed by CPU time (`time.process_time`, what the loop
-   costs a core) and by wall time, with the process's peak RSS so far (`ru_maxrss`). `--skip spark` runs
+   costs a core) and by wall time, with the process's peak RSS so far (`ru_maxrss`); where the install
+   compiled the state machine's modules (setup.py), each set runs again on their pure-Python sources in a
+   fresh process, with the ratio (`build` column: mypyc, python). `--skip spark` runs
    only this (Spark is not even imported): `python -m bench.pipeline --events 10000 --groups 1000 --skip
    spark --strategies range,roundrobin --strategies sticky,cooperative-sticky` is issue 15's loop target.
    The Spark measurements below use the first set; `--skip loop` leaves the loop out unless throughput runs.
@@ -233,7 +235,7 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path, log: Path, loo
     cfg = _config(args)
     local_s = loop.wall_s
     rows: list[tuple[str, float, str, float | None]] = [  # name, seconds, note, floor seconds
-        ("local.replay (plain Python)", local_s, f"{loop.records} records", None)]
+        (f"local.replay (plain loop, {_build()})", local_s, f"{loop.records} records", None)]
 
     say("warming Spark up (a 200-event replay, not timed)...")
     replay_log(spark, generate_log(work / "warmup.jsonl", 200, 20, seed=SEED + 1), work / "warmup-out", cfg,
