@@ -28,6 +28,10 @@ COMPILED = [
     "streaming/core/shape.py",
     "streaming/core/local.py",
     "streaming/core/metrics.py",
+    "assignors/range.py",
+    "assignors/roundrobin.py",
+    "streaming/core/records.py",
+    "streaming/core/state_codec.py",
 ]
 MANIFEST = "compiled-sources.json"  # what each compiled module was built from (assignors/compiled.py reads it)
 

@@ -50,21 +50,15 @@ import itertools
 from bisect import bisect_left
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
-from functools import cached_property as _cached_property
 from itertools import repeat
 from operator import indexOf
-from typing import Any
 
 import numpy as np
-from mypy_extensions import mypyc_attr
 
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
-# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
-# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
-cached_property: Any = _cached_property
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
@@ -75,33 +69,50 @@ _SMALL_GROUP = 200
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
-@mypyc_attr(native_class=False)
 class EngineResult:
     """The engine's result: Kafka's per-member lists (`assignment`, in Kafka's list order) and its
     `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
-    path (Kafka's null map); read-only arrays."""
+    path (Kafka's null map); read-only arrays. What a result derives on first use is kept in a slot (None until
+    then) rather than a `functools.cached_property`, which would keep the class a Python class for mypyc."""
 
     general = False
 
     def __init__(
-        self, spec: GroupSpec, assignment: list[np.ndarray], transfer_ids: np.ndarray, transfer_owners: np.ndarray
+        self, spec: GroupSpec, assignment: list[np.ndarray] | None, transfer_ids: np.ndarray | None,
+        transfer_owners: np.ndarray | None,
     ) -> None:
         self.num_partitions = spec.num_partitions
-        self.assignment = assignment
-        self.transfer_ids: np.ndarray | None = transfer_ids
-        self.transfer_owners: np.ndarray | None = transfer_owners
+        self._assignment = assignment  # None: made on first use (`_make_assignment`)
+        self.transfer_ids = transfer_ids
+        self.transfer_owners = transfer_owners
+        self._owners: np.ndarray | None = None
 
-    @cached_property
+    @property
+    def assignment(self) -> list[np.ndarray]:
+        """The per-member lists, in member order: given, or made on first use by a subclass."""
+        if self._assignment is None:
+            self._assignment = self._make_assignment()
+        return self._assignment
+
+    @property
     def owners(self) -> np.ndarray:
         """int32 owner (member index, -1: nobody) per global id, read-only: what `assign_owners` hands the
         streaming state machine. Computed on first use and kept with the result, so a repeated call (see
         `run_engine`) and the cooperative assignor on top read it without going over the lists again."""
-        owners = owner_of(self.assignment, self.num_partitions)
-        owners.flags.writeable = False
-        return owners
+        if self._owners is None:
+            owners = self._make_owners()
+            owners.flags.writeable = False
+            self._owners = owners
+        return self._owners
+
+    def _make_assignment(self) -> list[np.ndarray]:
+        """The lists of a result built without them (the subclasses); a plain result is given its lists."""
+        raise NotImplementedError
+
+    def _make_owners(self) -> np.ndarray:
+        return owner_of(self.assignment, self.num_partitions)
 
 
-@mypyc_attr(native_class=False)
 class _ListedResult(EngineResult):
     """The constrained path's result on small groups (`_SmallConstrainedBuilder`): its per-member Python
     lists (members in the builder's order), made arrays on first use: the streaming state machine reads only
@@ -111,30 +122,24 @@ class _ListedResult(EngineResult):
         self, spec: GroupSpec, lists: list[list[int]], transfer_ids: np.ndarray, transfer_owners: np.ndarray,
         leader_order: np.ndarray | None,
     ) -> None:
-        self.num_partitions = spec.num_partitions
-        self.transfer_ids, self.transfer_owners = transfer_ids, transfer_owners
+        super().__init__(spec, None, transfer_ids, transfer_owners)
         self._lists = lists
         self._leader_order = leader_order  # None: the builder's members are in member order
 
-    @cached_property
-    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+    def _make_assignment(self) -> list[np.ndarray]:
         arrays = [np.array(ids, dtype=np.int64) for ids in self._lists]
         return _read_only(_in_member_order(arrays, self._leader_order))
 
-    @cached_property
-    def owners(self) -> np.ndarray:
+    def _make_owners(self) -> np.ndarray:
         """`EngineResult.owners` from the lists (each partition is in one list at most)."""
         owner = [-1] * self.num_partitions
         order = self._leader_order
         for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
             for p in ids:
                 owner[p] = m
-        owners = np.array(owner, dtype=np.int32)
-        owners.flags.writeable = False
-        return owners
+        return np.array(owner, dtype=np.int32)
 
 
-@mypyc_attr(native_class=False)
 class _GeneralResult(EngineResult):
     """The general path's result, read from its builder on first use: `assign` wants the per-member lists
     (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
@@ -142,21 +147,16 @@ class _GeneralResult(EngineResult):
     general = True
 
     def __init__(self, spec: GroupSpec, builder: _GeneralBuilder, leader_order: np.ndarray | None) -> None:
-        self.num_partitions = spec.num_partitions
-        self.transfer_ids = self.transfer_owners = None
+        super().__init__(spec, None, None, None)
         self._builder = builder
         self._leader_order = leader_order  # None: the builder's members are in member order
 
-    @cached_property
-    def assignment(self) -> list[np.ndarray]:  # type: ignore[override]
+    def _make_assignment(self) -> list[np.ndarray]:
         return _read_only(_in_member_order(self._builder.result(), self._leader_order))
 
-    @cached_property
-    def owners(self) -> np.ndarray:
+    def _make_owners(self) -> np.ndarray:
         """`EngineResult.owners` straight from the builder's owner per global id."""
-        owners = self._builder.owners(self._leader_order)
-        owners.flags.writeable = False
-        return owners
+        return self._builder.owners(self._leader_order)
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
@@ -232,7 +232,6 @@ def _read_only(arrays: list[np.ndarray]) -> list[np.ndarray]:
     return arrays
 
 
-@mypyc_attr(native_class=False)
 class _Members:
     """What a call derives from its topics and members alone (members in the leader's order; a round's
     `owned` and `generations` are not read): the rack information, the members' id order, which path
@@ -270,6 +269,14 @@ class _Members:
         self.all_equal = self._all_subscriptions_equal()
         # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
         self.small = self.num_partitions <= _SMALL_GROUP and not self.rack_on
+        # the builders' tables, made on first use by the properties below (None until then; see `EngineResult`)
+        self._id_rank: np.ndarray | None = None
+        self._topic_name_pos: np.ndarray | None = None
+        self._name_ordered: np.ndarray | None = None
+        self._subscriber_tables: tuple | None = None
+        self._owned_order: list[int] | None = None
+        self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
+        self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -279,15 +286,19 @@ class _Members:
         owned = spec.owned
         return self.spec.for_round([owned[m] for m in order.tolist()], spec.generations[order])
 
-    @cached_property
+    @property
     def id_rank(self) -> np.ndarray:
         """`id_rank_list` as an array, for the numpy steps (small groups never ask)."""
-        return np.array(self.id_rank_list, dtype=np.int64)
+        if self._id_rank is None:
+            self._id_rank = np.array(self.id_rank_list, dtype=np.int64)
+        return self._id_rank
 
-    @cached_property
+    @property
     def topic_name_pos(self) -> np.ndarray:
         """Each topic's position in topic name order (the constrained builder's sort key)."""
-        return np.argsort(self.spec.topics_by_name).astype(np.int64)
+        if self._topic_name_pos is None:
+            self._topic_name_pos = np.argsort(self.spec.topics_by_name).astype(np.int64)
+        return self._topic_name_pos
 
     def _rack_info(self) -> None:
         """Whether rack logic applies (`rack_on`), and then the members' and partitions' rack bits, which
@@ -325,14 +336,21 @@ class _Members:
                 return False
         return True
 
-    @cached_property
+    @property
     def name_ordered(self) -> np.ndarray:
         """All partitions of subscribed topics in (topic name, partition) order."""
-        return topic_blocks(self.spec, self.topics_by_name)
+        if self._name_ordered is None:
+            self._name_ordered = topic_blocks(self.spec, self.topics_by_name)
+        return self._name_ordered
 
-    @cached_property
+    @property
     def subscriber_tables(self) -> tuple:
         """`_GeneralBuilder`'s tables (see there)."""
+        if self._subscriber_tables is None:
+            self._subscriber_tables = self._make_subscriber_tables()
+        return self._subscriber_tables
+
+    def _make_subscriber_tables(self) -> tuple:
         spec = self.spec
         m = self.num_members
         n_topics = len(spec.topic_names)
@@ -350,10 +368,15 @@ class _Members:
         sorted_all = topic_blocks(spec, sorted(self.topics_by_name, key=keys.__getitem__))
         return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
 
-    @cached_property
+    @property
     def owned_order(self) -> list[int]:
         """Per global id, its place in (partition number, topic name) order, the order in which Java's
         constrained builder keeps owned partitions (`_SmallConstrainedBuilder`)."""
+        if self._owned_order is None:
+            self._owned_order = self._make_owned_order()
+        return self._owned_order
+
+    def _make_owned_order(self) -> list[int]:
         spec = self.spec
         n_topics = len(spec.topic_names)
         pos = [0] * n_topics
@@ -364,11 +387,16 @@ class _Members:
             order += range(pos[t], pos[t] + size * n_topics, n_topics)
         return order
 
-    @cached_property
+    @property
     def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
         """`subscriber_tables` as lists, for `_SmallGeneralBuilder`: per topic its subscribers in member id
         order, per member its topics, each member's maximum size, all subscribed partitions (topics by
         (subscriber count, name)); and each partition's topic."""
+        if self._small_tables is None:
+            self._small_tables = self._make_small_tables()
+        return self._small_tables
+
+    def _make_small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
         spec = self.spec
         subs: list[list[int]] = [[] for _ in spec.topic_names]
         sizes = spec.topic_sizes.tolist()
@@ -391,10 +419,15 @@ class _Members:
             sorted_all += range(start[t], start[t + 1])
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
-    @cached_property
+    @property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
         subscribers in member id order, and per member its movable topics, ascending."""
+        if self._movable_tables is None:
+            self._movable_tables = self._make_movable_tables()
+        return self._movable_tables
+
+    def _make_movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         if self.small:
             subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
             movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
@@ -414,7 +447,6 @@ class _Members:
         return topics, subs, [flat[a:b] for a, b in itertools.pairwise(topics_at)]
 
 
-@mypyc_attr(native_class=False)
 class _Context:
     """Per-call facts shared by both builders: the round's owned partitions after the pre-pass, and its
     members' `_Members` (whose facts it carries under the same names)."""
@@ -422,6 +454,8 @@ class _Context:
     def __init__(self, spec: GroupSpec, members: _Members) -> None:
         self.spec = spec
         self.members = members
+        self._own_ids: np.ndarray | None = None  # None: made from `own_by_member` on first use
+        self._own_members: np.ndarray | None = None
         self.prefer_rack_aware = members.prefer_rack_aware
         self.num_members, self.num_partitions = members.num_members, members.num_partitions
         self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
@@ -451,7 +485,7 @@ class _Context:
         lengths = [ids.size for ids in spec.owned]
         small = self.members.small
         if not sum(lengths):
-            self.own_ids, self.own_members = _EMPTY, _EMPTY
+            self._own_ids, self._own_members = _EMPTY, _EMPTY
             self.own_by_member: list[list[int]] = [[] for _ in lengths]
             return
         if small:  # plain Python over a few dozen claims
@@ -476,19 +510,23 @@ class _Context:
             if dup.any():
                 keep = self._resolve_conflicts(ids, members, dup)
                 ids, members = ids[keep], members[keep]
-        self.own_ids, self.own_members = ids, members
+        self._own_ids, self._own_members = ids, members
         if small:
             flat, bounds = ids.tolist(), np.searchsorted(members, np.arange(self.num_members + 1)).tolist()
             self.own_by_member = [flat[a:b] for a, b in itertools.pairwise(bounds)]
 
-    @cached_property
+    @property
     def own_ids(self) -> np.ndarray:
-        return np.array(list(itertools.chain.from_iterable(self.own_by_member)), dtype=np.int64)
+        if self._own_ids is None:
+            self._own_ids = np.array(list(itertools.chain.from_iterable(self.own_by_member)), dtype=np.int64)
+        return self._own_ids
 
-    @cached_property
+    @property
     def own_members(self) -> np.ndarray:
-        lengths = [len(ids) for ids in self.own_by_member]
-        return np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+        if self._own_members is None:
+            lengths = [len(ids) for ids in self.own_by_member]
+            self._own_members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
+        return self._own_members
 
     def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps

@@ -11,12 +11,9 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property as _cached_property
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
-from mypy_extensions import mypyc_attr
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
@@ -75,15 +72,11 @@ def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)  # type: ignore[arg-type]
 
 
-# mypyc would compile `functools.cached_property` as a plain property, recomputed at every read; through an Any
-# alias it stays the runtime decorator, on classes kept as Python classes (`mypyc_attr(native_class=False)`)
-cached_property: Any = _cached_property
-
-
-@mypyc_attr(native_class=False)
 @dataclass
 class Relayout:
-    """The old state's numbering mapped onto the next shape's (see the module docstring)."""
+    """The old state's numbering mapped onto the next shape's (see the module docstring). What it derives on
+    first use is kept in a slot (None until then) rather than a `functools.cached_property`, which would keep the
+    class a Python class for mypyc."""
 
     sizes: np.ndarray  # int64 per topic, the new partition counts (0 = deleted)
     starts: np.ndarray  # int64[T+1]
@@ -111,17 +104,26 @@ class Relayout:
     old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
     spec: GroupSpec  # the live topics without members (`_PartitionLayout.spec`)
 
-    @cached_property
+    def __post_init__(self) -> None:
+        # mypyc leaves a native dataclass's `field(init=False, default=None)` unset: the slots start here
+        self._subscribed_rows: list[list[bool]] | None = None
+        self._topic_subscribers: list[frozenset[int]] | None = None
+
+    @property
     def subscribed_rows(self) -> list[list[bool]]:
         """`subscribed` as Python lists, for the per-round checks of small groups (one numpy call per
         event instead of one indexing per round)."""
-        return self.subscribed.tolist()
+        if self._subscribed_rows is None:
+            self._subscribed_rows = self.subscribed.tolist()
+        return self._subscribed_rows
 
-    @cached_property
+    @property
     def topic_subscribers(self) -> list[frozenset[int]]:
         """Per live topic, the members subscribing to it: every strategy's round of the event reads them
         (metrics and `min_moves` of small rounds), so they are derived once per event."""
-        return topic_subscribers(self.subscribed)
+        if self._topic_subscribers is None:
+            self._topic_subscribers = topic_subscribers(self.subscribed)
+        return self._topic_subscribers
 
 
 @dataclass

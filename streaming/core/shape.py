@@ -9,7 +9,6 @@ raises `InvalidEvent` and the old state stays as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from streaming.core.config import Limits
 from streaming.core.events import (
@@ -40,10 +39,17 @@ class GroupShape:
     membership_changed: bool = False
     metadata_changed: set[int] = field(default_factory=set)  # topic indices whose count or racks changed
 
-    @cached_property
+    def __post_init__(self) -> None:
+        # a slot filled on first use: compiled by mypyc, a `functools.cached_property` is a plain property,
+        # a new dict at every read (and a native dataclass leaves `field(init=False, default=None)` unset)
+        self._topic_index: dict[str, int] | None = None
+
+    @property
     def topic_index(self) -> dict[str, int]:
         """Topic name -> index into `topics`, made when an event names topics (most name members only)."""
-        return {t: i for i, t in enumerate(self.topics)}
+        if self._topic_index is None:
+            self._topic_index = {t: i for i, t in enumerate(self.topics)}
+        return self._topic_index
 
     def subscribed_metadata_changed(self) -> bool:
         """Whether a topic somebody subscribes to changed (that rebalances the group; others do not)."""

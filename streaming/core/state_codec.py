@@ -164,9 +164,9 @@ def encode(state: GroupState) -> bytes:
     else:
         w.add_ints([], "|u1")
     owner_wire = _owner_wire(len(state.members))
-    for s in state.strategies.values():
-        w.add(s.owner + _ONE, owner_wire)
-        w.add(s.member_generation, "<i4")
+    for st in state.strategies.values():
+        w.add(st.owner + _ONE, owner_wire)
+        w.add(st.member_generation, "<i4")
     for d in state.departed.values():
         for keys in d.owned.values():
             w.add(keys, "<i8")
