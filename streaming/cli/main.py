@@ -198,10 +198,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_libraries() -> None:
+    """Kafka's and py4j's retry chatter is not for the user: failures are reported by `main`, in one line.
+    py4j also logs a lost JVM on the root logger (`logging.exception` in `GatewayClient.send_command`, which
+    sets up a stderr handler on the way), so the root logger drops records made in py4j's files."""
+    for library in ("kafka", "py4j"):
+        logging.getLogger(library).addHandler(logging.NullHandler())
+    logging.getLogger().addFilter(_not_from_py4j)
+
+
+def _not_from_py4j(record: logging.LogRecord) -> bool:
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    for library in ("kafka", "py4j"):  # their retry chatter is not for the user: failures are reported here
-        logging.getLogger(library).addHandler(logging.NullHandler())
+    quiet_libraries()
     module, func = args.run.split(":")
     try:
         return int(getattr(importlib.import_module(module), func)(args) or 0)
