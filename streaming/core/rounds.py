@@ -9,7 +9,6 @@ emits one diff record per round.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Any
@@ -121,7 +120,7 @@ class StrategyRounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
-    def _rejecting(self, new_owner: np.ndarray, counts: Counter[tuple[int, int, int]] | None) -> list[int]:
+    def _rejecting(self, new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
         `round_counts` (a few distinct (topic, owner) pairs) instead of indexing every partition."""
