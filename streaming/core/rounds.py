@@ -272,8 +272,15 @@ def _phase(name: str, first: bool) -> str:
 
 
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
-    """Whether some member lost a partition it brought in (it revokes and rejoins at once)."""
-    sizes = [ids.size for ids in owned]
-    if not any(sizes):
-        return False
-    return bool((new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())
+    """Whether some member lost a partition it brought in (it revokes and rejoins at once). A loop over Python
+    lists, which stops at the first one: a round's few members cost less than the numpy calls of a vectorised test."""
+    owners: list[int] | None = None
+    for i, ids in enumerate(owned):
+        if ids.size:
+            if owners is None:
+                owners = new_owner.tolist()
+            claimed: list[int] = ids.tolist()
+            for p in claimed:
+                if owners[p] != i:
+                    return True
+    return False
