@@ -55,7 +55,7 @@ def min_moves(
     return _solve(_large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub))
 
 
-def min_moves_counted(triples: Mapping[tuple[int, int, int], int], subscribed: np.ndarray,
+def min_moves_counted(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
                       subscribers: Sequence[frozenset[int]] | None = None) -> int:
     """`min_moves` of a small round from its partitions counted by (topic, previous owner, new owner), for a
     caller that counted them anyway (`streaming.core.diffs.build_metrics` derives its metrics from them).
@@ -87,13 +87,14 @@ def _solve(tables: Tables) -> int:
 _SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
 
 
-def _counted_tables(triples: Mapping[tuple[int, int, int], int], sub: np.ndarray,
+def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
                     subscribers: Sequence[frozenset[int]] | None = None) -> Tables:
     """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner):
     counting runs in C (`Counter`), and the loop then sees each distinct triple once."""
-    num_members, num_topics = sub.shape
+    shape: tuple[int, int] = sub.shape  # typed: compiled, the range checks below compare native ints
+    num_members, num_topics = shape
     # a topic's set is replaced, not changed, when the strategy used a non-subscriber (the caller's sets are shared)
-    allowed = list(topic_subscribers(sub) if subscribers is None else subscribers)
+    allowed: list[frozenset[int]] = list(topic_subscribers(sub) if subscribers is None else subscribers)
     load, topic_size = [0] * num_members, [0] * num_topics
     owned: dict[tuple[int, int], int] = {}
     total_owned = moved = 0

@@ -9,7 +9,6 @@ emits one diff record per round.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Any
@@ -121,7 +120,7 @@ class StrategyRounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
-    def _rejecting(self, new_owner: np.ndarray, counts: Counter[tuple[int, int, int]] | None) -> list[int]:
+    def _rejecting(self, new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
         `round_counts` (a few distinct (topic, owner) pairs) instead of indexing every partition."""
@@ -273,8 +272,15 @@ def _phase(name: str, first: bool) -> str:
 
 
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
-    """Whether some member lost a partition it brought in (it revokes and rejoins at once)."""
-    sizes = [ids.size for ids in owned]
-    if not any(sizes):
-        return False
-    return bool((new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())
+    """Whether some member lost a partition it brought in (it revokes and rejoins at once). A loop over Python
+    lists, which stops at the first one: a round's few members cost less than the numpy calls of a vectorised test."""
+    owners: list[int] | None = None
+    for i, ids in enumerate(owned):
+        if ids.size:
+            if owners is None:
+                owners = new_owner.tolist()
+            claimed: list[int] = ids.tolist()
+            for p in claimed:
+                if owners[p] != i:
+                    return True
+    return False
