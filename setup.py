@@ -1,7 +1,7 @@
 """Builds the package with its hot modules compiled by mypyc (`pip install -e .` does this); pure Python otherwise.
 
 The compiled modules are the same sources, so every result is byte-identical either way (tests/test_compiled.py);
-they run the plain loop 20-30 % faster (README, Performance). `REBALANCE_PURE_PYTHON=1` at install time skips
+they run the plain loop 1.4-1.7x as fast (README, Performance). `REBALANCE_PURE_PYTHON=1` at install time skips
 the compiler; a machine without one, or a failed compile, installs the pure package with a printed line instead.
 """
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 from setuptools import setup
 
-# The modules the per-event loop spends its time in (cProfile shares, README Performance); `assignors.model`
-# stays interpreted: compiled, its type checks would turn bad input's ValueErrors into TypeErrors.
+# The modules the per-event loop spends its time in (README, Performance). Interpreted on purpose: `assignors.model`
+# (compiled, its type checks would turn bad input's ValueErrors into TypeErrors) and `assignors.registry` (compiled,
+# `rounds` would call it in C, past the tests that spy on the strategy calls).
 COMPILED = [
     "assignors/sticky_engine.py",
     "assignors/optimality.py",
