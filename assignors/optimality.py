@@ -89,8 +89,9 @@ _SMALL = 256  # up to this many partitions, counting in Python beats numpy's per
 
 def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
                     subscribers: Sequence[frozenset[int]] | None = None) -> Tables:
-    """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner):
-    counting runs in C (`Counter`), and the loop then sees each distinct triple once."""
+    """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner) (`Counter`
+    in `min_moves`, `streaming.core.diffs.round_counts` for a streaming round): the loop sees each distinct
+    triple once."""
     shape: tuple[int, int] = sub.shape  # typed: compiled, the range checks below compare native ints
     num_members, num_topics = shape
     # a topic's set is replaced, not changed, when the strategy used a non-subscriber (the caller's sets are shared)
