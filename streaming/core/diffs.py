@@ -183,7 +183,7 @@ def build_metrics(
     members per topic, for a caller that keeps them over the event's rounds (a small round reads them).
     """
     members = subscribed.shape[0]
-    if prev_owner.size <= _SMALL_ROUND:
+    if prev_owner.size <= SMALL_ROUND:
         if counts is None:
             counts = round_counts(prev_owner, new_owner, partition_topic)
         if subscribers is None:
@@ -211,16 +211,16 @@ def build_metrics(
     }
 
 
-_SMALL_ROUND = 256  # up to this many partitions, metrics come from one count in Python (numpy calls cost more)
+SMALL_ROUND = 256  # up to this many partitions, metrics come from one count in Python (numpy calls cost more)
 
 
 def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
                  partition_topic: np.ndarray) -> dict[tuple[int, int, int], int] | None:
     """A small round's partitions counted by (topic, previous owner, new owner) in one pass; None for
-    a round of more than `_SMALL_ROUND` partitions. Every metric of a small round follows from these few
+    a round of more than `SMALL_ROUND` partitions. Every metric of a small round follows from these few
     distinct triples, and so does which members got a topic they do not subscribe to
     (`streaming.core.rounds`), so a round counts them once for both."""
-    if prev_owner.size > _SMALL_ROUND:
+    if prev_owner.size > SMALL_ROUND:
         return None
     topics: list[int] = partition_topic.tolist()
     prevs: list[int] = prev_owner.tolist()

@@ -17,7 +17,7 @@ import numpy as np
 
 from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
-from streaming.core.diffs import build_metrics, member_changes, round_counts
+from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
@@ -272,8 +272,13 @@ def _phase(name: str, first: bool) -> str:
 
 
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
-    """Whether some member lost a partition it brought in (it revokes and rejoins at once). A loop over Python
-    lists, which stops at the first one: a round's few members cost less than the numpy calls of a vectorised test."""
+    """Whether some member lost a partition it brought in (it revokes and rejoins at once). A small round loops
+    over Python lists and stops at the first one (its few members cost less than numpy calls); a big round's
+    claims are compared in one vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
+    if new_owner.size > SMALL_ROUND:
+        sizes = [ids.size for ids in owned]
+        return any(sizes) and bool(
+            (new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())
     owners: list[int] | None = None
     for i, ids in enumerate(owned):
         if ids.size:

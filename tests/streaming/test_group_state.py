@@ -680,3 +680,21 @@ def test_a_member_given_a_topic_it_does_not_subscribe_to_rejoins() -> None:
     for d in rejoins:
         assert d["cause"]["type"] == "rejoin" and d["cause"]["members"] == ["g-m1"]
         assert "t1" in d["cause"]["reason"] and d["cause"]["source"] == first["cause"]["source"]
+
+
+@pytest.mark.parametrize("partitions", [40, 4_000])  # a small round's list loop and a big round's numpy test
+def test_withheld_means_some_member_lost_a_partition_it_claimed(partitions: int) -> None:
+    rng = np.random.default_rng(partitions)
+    for _ in range(200):
+        members = int(rng.integers(1, 6))
+        new_owner = rng.integers(-1, members, partitions).astype(np.int32)
+        owned = [np.flatnonzero(new_owner == m) for m in range(members)]  # everybody keeps what they claim
+        if rng.random() < 0.3:
+            owned = [ids[:0] for ids in owned]
+        lost = rng.random() < 0.5 and any(ids.size for ids in owned)
+        if lost:  # one claimed partition goes to nobody or to another member
+            m = next(m for m, ids in enumerate(owned) if ids.size)
+            new_owner[int(rng.choice(owned[m]))] = -1 if m + 1 == members else m + 1
+        expected = any(int(new_owner[p]) != m for m, ids in enumerate(owned) for p in ids.tolist())
+        assert rounds._withheld(owned, new_owner) is expected
+        assert expected == lost
