@@ -62,13 +62,18 @@ def _identity(num_partitions: int) -> np.ndarray:
 _cached_identity = lru_cache(maxsize=1_024)(_identity)
 
 
-def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.ndarray:
-    """Re-lay a per-partition array through a `layout_map`. The calls are numpy's cheapest for the few dozen
-    partitions of most groups (`np.full` and a Python int operand cost more than the work on them)."""
+def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int, gone: bool = True) -> np.ndarray:
+    """Re-lay a per-partition array through a `layout_map`; `gone=False` says no partition is gone (no -1 in
+    `mapping`: a map into the union layout, or one of added partitions only), which spares the masking. The
+    calls are numpy's cheapest for the few dozen partitions of most groups (`np.full` and a Python int operand
+    cost more than the work on them)."""
     out = np.empty(size, dtype=values.dtype)
     out.fill(fill)
-    keep = mapping >= _ZERO
-    out[mapping[keep]] = values[keep]
+    if gone:
+        keep = mapping >= _ZERO
+        out[mapping[keep]] = values[keep]
+    else:
+        out[mapping] = values
     return out
 
 
@@ -77,12 +82,13 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     that keeps every old member at its index and every partition keeps the array itself (owner arrays are
     never written in place, so states may share one)."""
     out = owner if lay.same_members else lay.remap_or_nobody.take(owner)
-    return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1)
+    return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1, lay.partitions_gone)
 
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody.take(owner), lay.old_to_union, lay.union_num_partitions, -1)  # type: ignore[arg-type]
+    return move(lay.to_union_or_nobody.take(owner), lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
+                False)
 
 
 class NewPartitions:
@@ -123,6 +129,8 @@ class Relayout:
         self.num_partitions = new.num_partitions
         self.old_to_new = parts.old_to_new  # old global id -> new (-1: gone)
         self.same_partitions = parts.same  # the event left the partitions as they were (`old_to_new` is the identity)
+        # a count went down (a topic was deleted): `old_to_new` holds -1
+        self.partitions_gone = not parts.same and any(b < a for a, b in zip(old_sizes, shape.sizes, strict=False))
         self.rack_bits = parts.rack_bits  # uint64 per new partition, None when the group knows no racks
         self.member_ids = [m.id for m in members]
         remap = [-1] * len(old.members)
@@ -159,8 +167,8 @@ class Relayout:
         rows.append(new.everyone)
         self.member_topics = member_topics  # per member: live topic indices it subscribes to
         # `subscribed` and a last row of True: index -1 (nobody) is never foreign
-        self.subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(len(members) + 1,
-                                                                                      len(new.live_names))
+        # (the `ndarray` constructor: one call instead of `frombuffer` and `reshape`)
+        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), bool, b"".join(rows))
         self.subscribed = self.subscribed_or_nobody[: len(members)]  # bool [member, live topic]
         # old global id -> `topic_index << 32 | partition` (a layout-free name); the old layout is usually
         # still cached from the event that made it
