@@ -130,7 +130,13 @@ class Relayout:
         self.old_to_new = parts.old_to_new  # old global id -> new (-1: gone)
         self.same_partitions = parts.same  # the event left the partitions as they were (`old_to_new` is the identity)
         # a count went down (a topic was deleted): `old_to_new` holds -1
-        self.partitions_gone = not parts.same and any(b < a for a, b in zip(old_sizes, shape.sizes, strict=False))
+        gone = False
+        if not parts.same:
+            for t, n in enumerate(old_sizes):
+                if shape.sizes[t] < n:
+                    gone = True
+                    break
+        self.partitions_gone = gone
         self.rack_bits = parts.rack_bits  # uint64 per new partition, None when the group knows no racks
         self.member_ids = [m.id for m in members]
         remap = [-1] * len(old.members)
@@ -151,7 +157,8 @@ class Relayout:
         # nobody left and no topic was deleted: union numbering = new numbering
         self.union_is_new = not self.leavers and union_l == shape.sizes
         self.union_sizes = parts.sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
-        self.union_num_partitions = sum(union_l)  # `union_owner` sizes its array with it (numpy sums cost more)
+        # `union_owner` sizes its array with it (numpy sums cost more)
+        self.union_num_partitions = new.num_partitions if union_l == shape.sizes else sum(union_l)
         self.old_to_union: np.ndarray | None = None if self.union_is_new else layout_map(old_sizes, union_l)
         self.new_to_union: np.ndarray | None = None if self.union_is_new else layout_map(shape.sizes, union_l)
         self.live_names = new.live_names  # topics with metadata, as the assignors see them
@@ -235,6 +242,7 @@ class _PartitionLayout:
             starts.append(starts[-1] + n)
         live = [t for t, n in enumerate(sizes) if n > 0]
         live_sizes = [sizes[t] for t in live]
+        topic_sizes = np.array(live_sizes, dtype=np.int64)
         by_name = sorted(live, key=lambda t: java_string_key(topics[t]))
         first_rank = [0] * len(sizes)  # per topic: the position of its partition 0 in (topic name, partition) order
         rank = 0
@@ -248,17 +256,20 @@ class _PartitionLayout:
         # topic name -> live topic index (-1: deleted)
         self.live_of = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live)}
         # global id -> live topic index
-        self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(live_sizes)
-        # global ids in Kafka's (topic name, partition) order, and each global id's position there
+        self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(topic_sizes)
+        # global ids in Kafka's (topic name, partition) order
         self.ids_by_name = ordinal + _by_topic([starts[t] - first_rank[t] for t in by_name],
                                                [sizes[t] for t in by_name])
-        self.name_rank = ordinal + _by_topic([first_rank[t] - starts[t] for t in live], live_sizes)
-        # global id -> `topic_index << 32 | partition`
-        self.keys = ordinal + _by_topic([(t << 32) - starts[t] for t in live], live_sizes)
+        # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
+        # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
+        block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],
+                         dtype=np.int64).repeat(topic_sizes, axis=1) + ordinal
+        block.setflags(write=False)
+        self.name_rank, self.keys = block[0], block[1]
         self.everyone = b"\x01" * len(live)  # a `Relayout.subscribed` row of a member subscribing to every live topic
         # the live topics without members: each event's assignor input copies it (`with_members`)
         self.spec = spec = GroupSpec(
-            topic_names=self.live_names, topic_sizes=np.array(live_sizes, dtype=np.int64), member_ids=[],
+            topic_names=self.live_names, topic_sizes=topic_sizes, member_ids=[],
             subscriptions=[], member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[],
             instance_ids=[])
         # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
@@ -268,8 +279,8 @@ class _PartitionLayout:
         # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
         # subscriptions over many events, and the layout with them
         self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = {}
-        for array in (self.starts, self.ids_by_name, self.name_rank, self.partition_topic, self.keys,
-                      spec.topic_sizes, spec.topic_start, spec.topics_by_name):  # shared by every event
+        for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
+                      spec.topics_by_name):  # shared by every event
             array.setflags(write=False)
 
     def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes]:
