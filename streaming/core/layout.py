@@ -16,7 +16,6 @@ import numpy as np
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
-from assignors.optimality import topic_subscribers
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
@@ -167,10 +166,13 @@ class Relayout:
         self.name_rank = new.name_rank  # new global id -> its position in `ids_by_name`
         member_topics = []
         rows = []
+        member_live: list[list[int]] = []
         for m in members:
-            ts, row = new.subscription(m.topics)
+            ts, row, live = new.subscription(m.topics)
             member_topics.append(ts)
             rows.append(row)
+            member_live.append(live)
+        self._member_live = member_live  # `member_topics` as lists, for `topic_subscribers`
         rows.append(new.everyone)
         self.member_topics = member_topics  # per member: live topic indices it subscribes to
         # `subscribed` and a last row of True: index -1 (nobody) is never foreign
@@ -224,9 +226,15 @@ class Relayout:
     @property
     def topic_subscribers(self) -> list[frozenset[int]]:
         """Per live topic, the members subscribing to it: every strategy's round of the event reads them
-        (metrics and `min_moves` of small rounds), so they are derived once per event."""
+        (metrics and `min_moves` of small rounds), so they are derived once per event; from the members' topic
+        lists rather than `optimality.topic_subscribers` of the matrix (whose transposed `tolist` and a scan
+        of every (topic, member) cost more on a few topics)."""
         if self._topic_subscribers is None:
-            self._topic_subscribers = topic_subscribers(self.subscribed)
+            subscribers: list[list[int]] = [[] for _ in self.live_names]
+            for i, live in enumerate(self._member_live):
+                for t in live:
+                    subscribers[t].append(i)
+            self._topic_subscribers = [frozenset(members) for members in subscribers]
         return self._topic_subscribers
 
 
@@ -276,15 +284,16 @@ class _PartitionLayout:
         # name order are `by_name` renumbered (deleted topics hold no place among them)
         spec.__dict__.update(partition_topic=self.partition_topic, name_rank=self.name_rank,
                              topics_by_name=np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
-        # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
-        # subscriptions over many events, and the layout with them
-        self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = {}
+        # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
+        # members keep their subscriptions over many events, and the layout with them
+        self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]] = {}
         for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
                       spec.topics_by_name):  # shared by every event
             array.setflags(write=False)
 
-    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes]:
-        """A member's live topic indices (read-only, subscription order) and its `subscribed` row."""
+    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes, list[int]]:
+        """A member's live topic indices (read-only, subscription order), its `subscribed` row, and the indices
+        as a list (shared: not to be modified)."""
         known = self.subscriptions.get(topics)
         if known is None:
             if len(self.subscriptions) >= _CACHED_SUBSCRIPTIONS:
@@ -295,7 +304,7 @@ class _PartitionLayout:
                 row[t] = 1
             ids = np.array(live, dtype=np.int32)
             ids.setflags(write=False)
-            known = self.subscriptions[topics] = (ids, bytes(row))
+            known = self.subscriptions[topics] = (ids, bytes(row), live)
         return known
 
 
