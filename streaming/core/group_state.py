@@ -44,7 +44,7 @@ from streaming.core.events import (
     Subscribe,
     parse_event,
 )
-from streaming.core.layout import NewPartitions, Relayout, new_partitions, relayout
+from streaming.core.layout import NewPartitions, Relayout, new_partitions
 from streaming.core.observed import OBSERVED, observed_round, relaid, skipped_generations
 from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
@@ -116,7 +116,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     rebalance = shape.membership_changed or shape.subscribed_metadata_changed()
     if not (rebalance or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
         return None
-    lay = relayout(old, shape, parts)  # 2. the layout change
+    lay = Relayout(old, shape, parts)  # 2. the layout change
     cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)

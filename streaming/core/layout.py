@@ -10,33 +10,41 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
-from assignors.optimality import topic_subscribers
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
 _CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
+# `mapping >= _ZERO`, not `>= 0`: numpy converts a Python int operand on every call (state_codec's `_ONE`)
+_ZERO = np.array(0, np.int64)
 
 
-def layout_map(old_sizes: np.ndarray, new_sizes: np.ndarray) -> np.ndarray:
-    """Old global id -> new global id (-1: the partition is gone); topics may only be appended."""
-    old_list, new_list = old_sizes.tolist(), new_sizes.tolist()
-    if old_list == new_list:  # most events keep the layout (lists compare faster than numpy calls on a few topics)
-        return identity(sum(new_list))
-    old = np.zeros(new_sizes.size, dtype=np.int64)
-    old[: old_sizes.size] = old_sizes
-    old_starts = np.concatenate([[0], np.cumsum(old)])
-    new_starts = np.concatenate([[0], np.cumsum(new_sizes)])
-    topic = np.repeat(np.arange(old.size), old)
-    number = np.arange(topic.size, dtype=np.int64) - old_starts[topic]
-    return np.where(number < new_sizes[topic], new_starts[topic] + number, -1)
+def layout_map(old_sizes: list[int], new_sizes: list[int]) -> np.ndarray:
+    """Old global id -> new global id (-1: the partition is gone); topics may only be appended. Each old
+    topic's partitions move by one offset, so one offset per topic and a few numpy calls build the map (a
+    numpy call per step costs more than the few dozen partitions of a typical group)."""
+    if old_sizes == new_sizes:  # most events keep the layout
+        return identity(sum(new_sizes))
+    shift: list[int] = []
+    cut: list[tuple[int, int]] = []  # old ids past a topic's new count (a deleted topic's are all of them)
+    old_start = new_start = 0
+    for t, n_old in enumerate(old_sizes):
+        n_new = new_sizes[t]
+        shift.append(new_start - old_start)
+        if n_new < n_old:
+            cut.append((old_start + n_new, old_start + n_old))
+        old_start += n_old
+        new_start += n_new
+    out = np.arange(old_start, dtype=np.int64) + _by_topic(shift, old_sizes)
+    for a, b in cut:
+        out[a:b] = -1
+    return out
 
 
 def identity(num_partitions: int) -> np.ndarray:
@@ -46,68 +54,166 @@ def identity(num_partitions: int) -> np.ndarray:
 
 def _identity(num_partitions: int) -> np.ndarray:
     out = np.arange(num_partitions, dtype=np.int64)
-    out.flags.writeable = False
+    out.setflags(write=False)
     return out
 
 
 _cached_identity = lru_cache(maxsize=1_024)(_identity)
 
 
-def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int) -> np.ndarray:
-    """Re-lay a per-partition array through a `layout_map`."""
-    out = np.full(size, fill, dtype=values.dtype)
-    keep = mapping >= 0
-    out[mapping[keep]] = values[keep]
+def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int, gone: bool = True) -> np.ndarray:
+    """Re-lay a per-partition array through a `layout_map`; `gone=False` says no partition is gone (no -1 in
+    `mapping`: a map into the union layout, or one of added partitions only), which spares the masking. The
+    calls are numpy's cheapest for the few dozen partitions of most groups (`np.full` and a Python int operand
+    cost more than the work on them)."""
+    out = np.empty(size, dtype=values.dtype)
+    out.fill(fill)
+    if gone:
+        keep = mapping >= _ZERO
+        out[mapping[keep]] = values[keep]
+    else:
+        out[mapping] = values
     return out
 
 
 def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
-    """Old owners on the new layout: members renumbered, partitions moved; -1 where a member left."""
-    out = lay.remap_or_nobody[owner]
-    return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1)
+    """Old owners on the new layout: members renumbered, partitions moved; -1 where a member left. An event
+    that keeps every old member at its index and every partition keeps the array itself (owner arrays are
+    never written in place, so states may share one)."""
+    out = owner if lay.same_members else lay.remap_or_nobody.take(owner)
+    return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1, lay.partitions_gone)
 
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody[owner], lay.old_to_union, int(lay.union_sizes.sum()), -1)  # type: ignore[arg-type]
+    return move(lay.to_union_or_nobody.take(owner), lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
+                False)
 
 
-@dataclass
+class NewPartitions:
+    """The next shape's partitions: counts, where every old partition went, and their replica racks."""
+
+    def __init__(self, sizes: np.ndarray, old_to_new: np.ndarray, rack_bits: np.ndarray | None, same: bool) -> None:
+        self.sizes = sizes  # int64 per topic (0 = deleted)
+        self.old_to_new = old_to_new  # old global id -> new (-1: gone)
+        self.rack_bits = rack_bits  # uint64 per new partition, None when the group knows no racks
+        self.same = same  # the partition counts are the old ones (`sizes` is then the old state's array)
+
+
+def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
+    """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
+    (so this comes before deciding whether the group rebalances)."""
+    old_sizes = old.sizes.tolist()
+    if old_sizes == shape.sizes:  # most events: the states share the (never modified) counts
+        sizes, old_to_new = old.sizes, identity(sum(shape.sizes))
+    else:
+        sizes = np.array(shape.sizes, dtype=np.int64)
+        old_to_new = layout_map(old_sizes, shape.sizes)
+    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new), sizes is old.sizes)
+
+
 class Relayout:
-    """The old state's numbering mapped onto the next shape's (see the module docstring). What it derives on
-    first use is kept in a slot (None until then) rather than a `functools.cached_property`, which would keep the
-    class a Python class for mypyc."""
+    """The old state's numbering mapped onto the next shape's (see the module docstring), made once per event
+    (`apply_event`). A plain class: mypyc compiles its `__init__`, where a dataclass's generated one runs
+    interpreted (a keyword dict and an attribute store per field). What only some events read is derived on
+    first use and kept in a slot (None until then) rather than a `functools.cached_property`, which would keep
+    the class a Python class for mypyc."""
 
-    sizes: np.ndarray  # int64 per topic, the new partition counts (0 = deleted)
-    starts: np.ndarray  # int64[T+1]
-    num_partitions: int
-    old_to_new: np.ndarray  # old global id -> new (-1: gone)
-    same_partitions: bool  # the event left the partitions as they were (`old_to_new` is the identity)
-    rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
-    member_ids: list[str]
-    remap: np.ndarray  # old member index -> new (-1: left)
-    remap_or_nobody: np.ndarray  # `remap` and a last -1: indexed by an owner array, nobody (-1) stays nobody
-    leavers: list[int]  # old indices of the members that left, ascending
-    to_union_or_nobody: np.ndarray  # old member index -> union index (leavers after the new members), a last -1
-    union_ids: list[str]
-    union_sizes: np.ndarray
-    union_is_new: bool  # nobody left and no topic was deleted: union numbering = new numbering
-    old_to_union: np.ndarray | None
-    new_to_union: np.ndarray | None
-    live_names: list[str]  # topics with metadata, as the assignors see them
-    partition_topic: np.ndarray  # new global id -> live topic index
-    ids_by_name: np.ndarray  # new global ids in Kafka's (topic name, partition) order
-    name_rank: np.ndarray  # new global id -> its position in `ids_by_name`
-    member_topics: list[np.ndarray]  # per member: live topic indices it subscribes to
-    subscribed: np.ndarray  # bool [member, live topic]
-    subscribed_or_nobody: np.ndarray  # `subscribed` and a last row of True: index -1 (nobody) is never foreign
-    old_keys: np.ndarray  # old global id -> `topic_index << 32 | partition` (a layout-free name)
-    spec: GroupSpec  # the live topics without members (`_PartitionLayout.spec`)
-
-    def __post_init__(self) -> None:
-        # mypyc leaves a native dataclass's `field(init=False, default=None)` unset: the slots start here
+    def __init__(self, old: GroupState, shape: GroupShape, parts: NewPartitions) -> None:
+        new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
+        old_sizes = shape.sizes if parts.same else old.sizes.tolist()
+        members = shape.members
+        self.sizes = parts.sizes  # int64 per topic, the new partition counts (0 = deleted)
+        self.starts = new.starts  # int64[T+1]
+        self.num_partitions = new.num_partitions
+        self.old_to_new = parts.old_to_new  # old global id -> new (-1: gone)
+        self.same_partitions = parts.same  # the event left the partitions as they were (`old_to_new` is the identity)
+        # a count went down (a topic was deleted): `old_to_new` holds -1
+        gone = False
+        if not parts.same:
+            for t, n in enumerate(old_sizes):
+                if shape.sizes[t] < n:
+                    gone = True
+                    break
+        self.partitions_gone = gone
+        self.rack_bits = parts.rack_bits  # uint64 per new partition, None when the group knows no racks
+        self.member_ids = [m.id for m in members]
+        remap = [-1] * len(old.members)
+        for i, c in enumerate(shape.carry):
+            if isinstance(c, int):
+                remap[c] = i
+        self._remap = remap  # old member index -> new (-1: left)
+        same_members = True  # each old member kept its index (most events)
+        for j, i in enumerate(remap):
+            if i != j:
+                same_members = False
+                break
+        self.same_members = same_members
+        self.leavers = [j for j, i in enumerate(remap) if i < 0]  # old indices of the members that left, ascending
+        self.union_ids = self.member_ids + [old.members[j].id for j in self.leavers]
+        union_l = old_sizes if parts.same else [
+            max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes, strict=True)]
+        # nobody left and no topic was deleted: union numbering = new numbering
+        self.union_is_new = not self.leavers and union_l == shape.sizes
+        self.union_sizes = parts.sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
+        # `union_owner` sizes its array with it (numpy sums cost more)
+        self.union_num_partitions = new.num_partitions if union_l == shape.sizes else sum(union_l)
+        self.old_to_union: np.ndarray | None = None if self.union_is_new else layout_map(old_sizes, union_l)
+        self.new_to_union: np.ndarray | None = None if self.union_is_new else layout_map(shape.sizes, union_l)
+        self.live_names = new.live_names  # topics with metadata, as the assignors see them
+        self.partition_topic = new.partition_topic  # new global id -> live topic index
+        self.ids_by_name = new.ids_by_name  # new global ids in Kafka's (topic name, partition) order
+        self.name_rank = new.name_rank  # new global id -> its position in `ids_by_name`
+        member_topics = []
+        rows = []
+        member_live: list[list[int]] = []
+        for m in members:
+            ts, row, live = new.subscription(m.topics)
+            member_topics.append(ts)
+            rows.append(row)
+            member_live.append(live)
+        self._member_live = member_live  # `member_topics` as lists, for `topic_subscribers`
+        rows.append(new.everyone)
+        self.member_topics = member_topics  # per member: live topic indices it subscribes to
+        # `subscribed` and a last row of True: index -1 (nobody) is never foreign
+        # (the `ndarray` constructor: one call instead of `frombuffer` and `reshape`)
+        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), bool, b"".join(rows))
+        self.subscribed = self.subscribed_or_nobody[: len(members)]  # bool [member, live topic]
+        # old global id -> `topic_index << 32 | partition` (a layout-free name); the old layout is usually
+        # still cached from the event that made it
+        self.old_keys = new.keys if parts.same else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys
+        self.spec = new.spec  # the live topics without members (`_PartitionLayout.spec`)
+        self._remap_or_nobody: np.ndarray | None = None
+        self._to_union_or_nobody: np.ndarray | None = None
         self._subscribed_rows: list[list[bool]] | None = None
         self._topic_subscribers: list[frozenset[int]] | None = None
+
+    @property
+    def remap_or_nobody(self) -> np.ndarray:
+        """Old member index -> new, and a last -1: indexed by an owner array, nobody (-1) stays nobody. Events
+        that keep the members' indices never read it (`relaid_owner`)."""
+        if self._remap_or_nobody is None:
+            self._remap_or_nobody = np.array([*self._remap, -1], dtype=np.int32)
+        return self._remap_or_nobody
+
+    @property
+    def remap(self) -> np.ndarray:
+        """Old member index -> new (-1: left)."""
+        return self.remap_or_nobody[:-1]
+
+    @property
+    def to_union_or_nobody(self) -> np.ndarray:
+        """Old member index -> union index (leavers after the new members), and a last -1; read only when the
+        union numbering is not the new one (`union_owner`)."""
+        if self._to_union_or_nobody is None:
+            if self.leavers:
+                to_union = list(self._remap)
+                for k, j in enumerate(self.leavers):
+                    to_union[j] = len(self.member_ids) + k
+                self._to_union_or_nobody = np.array([*to_union, -1], dtype=np.int32)
+            else:
+                self._to_union_or_nobody = self.remap_or_nobody
+        return self._to_union_or_nobody
 
     @property
     def subscribed_rows(self) -> list[list[bool]]:
@@ -120,103 +226,74 @@ class Relayout:
     @property
     def topic_subscribers(self) -> list[frozenset[int]]:
         """Per live topic, the members subscribing to it: every strategy's round of the event reads them
-        (metrics and `min_moves` of small rounds), so they are derived once per event."""
+        (metrics and `min_moves` of small rounds), so they are derived once per event; from the members' topic
+        lists rather than `optimality.topic_subscribers` of the matrix (whose transposed `tolist` and a scan
+        of every (topic, member) cost more on a few topics)."""
         if self._topic_subscribers is None:
-            self._topic_subscribers = topic_subscribers(self.subscribed)
+            subscribers: list[list[int]] = [[] for _ in self.live_names]
+            for i, live in enumerate(self._member_live):
+                for t in live:
+                    subscribers[t].append(i)
+            self._topic_subscribers = [frozenset(members) for members in subscribers]
         return self._topic_subscribers
 
 
-@dataclass
-class NewPartitions:
-    """The next shape's partitions: counts, where every old partition went, and their replica racks."""
-
-    sizes: np.ndarray  # int64 per topic (0 = deleted)
-    old_to_new: np.ndarray  # old global id -> new (-1: gone)
-    rack_bits: np.ndarray | None  # uint64 per new partition, None when the group knows no racks
-    same: bool  # the partition counts are the old ones (`sizes` is then the old state's array)
-
-
-def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
-    """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
-    (so this comes before deciding whether the group rebalances)."""
-    if old.sizes.tolist() == shape.sizes:  # most events: the states share the (never modified) counts
-        sizes, old_to_new = old.sizes, identity(sum(shape.sizes))
-    else:
-        sizes = np.array(shape.sizes, dtype=np.int64)
-        old_to_new = layout_map(old.sizes, sizes)
-    return NewPartitions(sizes, old_to_new, _rack_bits(old, shape, sizes, old_to_new), sizes is old.sizes)
-
-
-def relayout(old: GroupState, shape: GroupShape, parts: NewPartitions) -> Relayout:
-    sizes, old_to_new = parts.sizes, parts.old_to_new
-    new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
-    old_sizes = shape.sizes if parts.same else old.sizes.tolist()
-    members = shape.members
-    member_ids = [m.id for m in members]
-    m_new = len(members)
-    remap_l = [-1] * len(old.members)
-    for i, c in enumerate(shape.carry):
-        if isinstance(c, int):
-            remap_l[c] = i
-    leavers = [j for j, i in enumerate(remap_l) if i < 0]
-    remap_or_nobody = np.array([*remap_l, -1], dtype=np.int32)
-    to_union_or_nobody = remap_or_nobody  # most events: nobody left, the union's members are the new ones
-    if leavers:
-        to_union_l = list(remap_l)
-        for k, j in enumerate(leavers):
-            to_union_l[j] = m_new + k
-        to_union_or_nobody = np.array([*to_union_l, -1], dtype=np.int32)
-    same_partitions = parts.same
-    union_l = old_sizes if same_partitions else [
-        max(a, b) for a, b in zip(old_sizes + [0] * (len(shape.sizes) - len(old_sizes)), shape.sizes, strict=True)]
-    union_is_new = not leavers and union_l == shape.sizes
-    union_sizes = sizes if union_l == shape.sizes else np.array(union_l, dtype=np.int64)
-    member_topics = []
-    rows = []
-    for m in members:
-        ts, row = new.subscription(m.topics)
-        member_topics.append(ts)
-        rows.append(row)
-    rows.append(new.everyone)
-    subscribed_or_nobody = np.frombuffer(b"".join(rows), dtype=bool).reshape(m_new + 1, len(new.live_names))
-    return Relayout(
-        sizes=sizes, starts=new.starts, num_partitions=new.num_partitions, old_to_new=old_to_new,
-        same_partitions=same_partitions, rack_bits=parts.rack_bits, member_ids=member_ids,
-        remap=remap_or_nobody[:-1], remap_or_nobody=remap_or_nobody,
-        leavers=leavers, to_union_or_nobody=to_union_or_nobody,
-        union_ids=member_ids + [old.members[j].id for j in leavers], union_sizes=union_sizes,
-        union_is_new=union_is_new,
-        old_to_union=None if union_is_new else layout_map(old.sizes, union_sizes),
-        new_to_union=None if union_is_new else layout_map(sizes, union_sizes),
-        live_names=new.live_names, partition_topic=new.partition_topic, ids_by_name=new.ids_by_name,
-        name_rank=new.name_rank, member_topics=member_topics, subscribed=subscribed_or_nobody[:m_new],
-        subscribed_or_nobody=subscribed_or_nobody,
-        # the old layout's keys: usually still cached from the event that made it
-        old_keys=new.keys if same_partitions else _partition_layout(tuple(old.topics), tuple(old_sizes)).keys,
-        spec=new.spec,
-    )
-
-
-@dataclass(frozen=True)
 class _PartitionLayout:
-    """What a layout (topic names and partition counts) alone decides: shared, read-only arrays."""
+    """What a layout (topic names and partition counts) alone decides: shared, read-only arrays. Every
+    per-partition array is an `arange` plus one offset per topic, so a few numpy calls build each, whatever
+    the number of topics (most layouts hold a few dozen partitions, where each numpy call costs more than the
+    partitions)."""
 
-    starts: np.ndarray  # int64[T+1]
-    num_partitions: int
-    live_names: list[str]
-    live_of: dict[str, int]  # topic name -> live topic index (-1: deleted)
-    partition_topic: np.ndarray  # global id -> live topic index
-    ids_by_name: np.ndarray
-    name_rank: np.ndarray
-    keys: np.ndarray  # global id -> `topic_index << 32 | partition`
-    everyone: bytes  # a `Relayout.subscribed` row of a member subscribing to every live topic
-    spec: GroupSpec  # the live topics without members: each event's assignor input copies it (`with_members`)
-    # subscription -> (live topic indices, its `Relayout.subscribed` row): a group's members keep their
-    # subscriptions over many events, and the layout with them
-    subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes]] = field(default_factory=dict)
+    def __init__(self, topics: tuple[str, ...], sizes: tuple[int, ...]) -> None:
+        starts = [0]
+        for n in sizes:
+            starts.append(starts[-1] + n)
+        live = [t for t, n in enumerate(sizes) if n > 0]
+        live_sizes = [sizes[t] for t in live]
+        topic_sizes = np.array(live_sizes, dtype=np.int64)
+        by_name = sorted(live, key=lambda t: java_string_key(topics[t]))
+        first_rank = [0] * len(sizes)  # per topic: the position of its partition 0 in (topic name, partition) order
+        rank = 0
+        for t in by_name:
+            first_rank[t] = rank
+            rank += sizes[t]
+        ordinal = np.arange(starts[-1], dtype=np.int64)
+        self.starts = np.array(starts, dtype=np.int64)  # int64[T+1]
+        self.num_partitions = starts[-1]
+        self.live_names = [topics[t] for t in live]
+        # topic name -> live topic index (-1: deleted)
+        self.live_of = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live)}
+        # global id -> live topic index
+        self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(topic_sizes)
+        # global ids in Kafka's (topic name, partition) order
+        self.ids_by_name = ordinal + _by_topic([starts[t] - first_rank[t] for t in by_name],
+                                               [sizes[t] for t in by_name])
+        # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
+        # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
+        block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],
+                         dtype=np.int64).repeat(topic_sizes, axis=1) + ordinal
+        block.setflags(write=False)
+        self.name_rank, self.keys = block[0], block[1]
+        self.everyone = b"\x01" * len(live)  # a `Relayout.subscribed` row of a member subscribing to every live topic
+        # the live topics without members: each event's assignor input copies it (`with_members`)
+        self.spec = spec = GroupSpec(
+            topic_names=self.live_names, topic_sizes=topic_sizes, member_ids=[],
+            subscriptions=[], member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[],
+            instance_ids=[])
+        # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
+        # name order are `by_name` renumbered (deleted topics hold no place among them)
+        spec.__dict__.update(partition_topic=self.partition_topic, name_rank=self.name_rank,
+                             topics_by_name=np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
+        # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
+        # members keep their subscriptions over many events, and the layout with them
+        self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]] = {}
+        for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
+                      spec.topics_by_name):  # shared by every event
+            array.setflags(write=False)
 
-    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes]:
-        """A member's live topic indices (read-only, subscription order) and its `subscribed` row."""
+    def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes, list[int]]:
+        """A member's live topic indices (read-only, subscription order), its `subscribed` row, and the indices
+        as a list (shared: not to be modified)."""
         known = self.subscriptions.get(topics)
         if known is None:
             if len(self.subscriptions) >= _CACHED_SUBSCRIPTIONS:
@@ -226,56 +303,24 @@ class _PartitionLayout:
             for t in live:
                 row[t] = 1
             ids = np.array(live, dtype=np.int32)
-            ids.flags.writeable = False
-            known = self.subscriptions[topics] = (ids, bytes(row))
+            ids.setflags(write=False)
+            known = self.subscriptions[topics] = (ids, bytes(row), live)
         return known
+
+
+def _by_topic(offsets: list[int], counts: list[int]) -> np.ndarray:
+    """int64 per partition: each topic's offset repeated over its partitions (the method: `np.repeat` adds a
+    Python-level wrapper)."""
+    return np.array(offsets, dtype=np.int64).repeat(counts)
 
 
 def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _PartitionLayout:
     if sum(sizes) <= _CACHED_PARTITIONS:
         return _cached_partition_layout(topics, sizes)
-    return _make_partition_layout(topics, sizes)
+    return _PartitionLayout(topics, sizes)
 
 
-def _make_partition_layout(topics: tuple[str, ...], sizes_t: tuple[int, ...]) -> _PartitionLayout:
-    sizes = np.array(sizes_t, dtype=np.int64)
-    num_partitions = int(sizes.sum())
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    live = np.flatnonzero(sizes > 0)
-    by_name = sorted(live.tolist(), key=lambda t: java_string_key(topics[t]))
-    ids_by_name = (np.concatenate([np.arange(starts[t], starts[t + 1]) for t in by_name])
-                   if by_name else np.zeros(0, dtype=np.int64))
-    name_rank = np.empty(num_partitions, dtype=np.int64)
-    name_rank[ids_by_name] = np.arange(num_partitions)
-    live_index = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live.tolist())}
-    live_names = [topics[t] for t in live.tolist()]
-    partition_topic = np.repeat(np.arange(live.size, dtype=np.int32), sizes[live])
-    for array in (starts, ids_by_name, name_rank, partition_topic):
-        array.flags.writeable = False
-    spec = GroupSpec(topic_names=live_names, topic_sizes=sizes[live], member_ids=[], subscriptions=[],
-                     member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[], instance_ids=[])
-    # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
-    # name order are `by_name` renumbered (deleted topics hold no place among them)
-    spec.__dict__.update(partition_topic=partition_topic, name_rank=name_rank,
-                         topics_by_name=np.array([live_index[topics[t]] for t in by_name], dtype=np.int32))
-    out = _PartitionLayout(
-        starts=starts, num_partitions=num_partitions, live_names=live_names, live_of=live_index,
-        partition_topic=partition_topic, ids_by_name=ids_by_name, name_rank=name_rank, keys=_partition_keys(sizes_t),
-        everyone=b"\x01" * live.size, spec=spec)
-    for array in (out.keys, spec.topic_sizes, spec.topic_start, spec.topics_by_name):  # shared by every event
-        array.flags.writeable = False
-    return out
-
-
-_cached_partition_layout = lru_cache(maxsize=4_096)(_make_partition_layout)
-
-
-def _partition_keys(sizes_t: tuple[int, ...]) -> np.ndarray:
-    """Global id -> `topic_index << 32 | partition` (a layout-free name) of a layout with these counts."""
-    sizes = np.array(sizes_t, dtype=np.int64)
-    topic = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes)
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    return (topic << 32) | (np.arange(topic.size, dtype=np.int64) - starts[topic])
+_cached_partition_layout = lru_cache(maxsize=4_096)(_PartitionLayout)
 
 
 def _rack_bits(old: GroupState, shape: GroupShape, sizes: np.ndarray, old_to_new: np.ndarray) -> np.ndarray | None:
