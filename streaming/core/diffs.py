@@ -170,8 +170,13 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         raise ValueError("small_round: owner arrays and topic sizes of different lengths")
     width = len(member_ids) + 1  # a triple counted under one int (owners shifted to 0..), see `round_counts`
     counts: dict[int, int] = {}
-    assigned: dict[int, dict[str, list[int]]] = {}
-    revoked: dict[int, dict[str, list[int]]] = {}
+    # runs of equal owners are counted at once (Range hands out runs); with few members a topic's runs are tallied
+    # in a list indexed by the (previous, new owner) pair, as RoundRobin's runs of one cost a dict lookup and store
+    pairs = width * width
+    dense = pairs <= _DENSE_PAIRS
+    tally = [0] * (pairs if dense else 0)
+    seen: list[int] = []  # the keys tallied in the current topic, first seen first
+    entries: dict[int, dict[str, dict[str, list[int]]]] = {}  # member -> its changes
     num_assigned = num_revoked = 0
     new_numbers: list[int] = []
     prev_numbers: list[int] = []
@@ -187,15 +192,13 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         last_new = last_prev = -1
         new_lists: dict[int, list[int]] = {}
         prev_lists: dict[int, list[int]] = {}
-        last_p, last_n, run = prevs[first], news[first], 0  # runs of equal owners are counted at once
+        last_p, last_n, run = prevs[first], news[first], 0
         for i in range(first, end):
             p, n = prevs[i], news[i]
-            if p == last_p and n == last_n:
-                run += 1
-            else:
-                key = _triple_key(live, last_p, last_n, width)
-                counts[key] = counts.get(key, 0) + run
-                last_p, last_n, run = p, n, 1
+            if p != last_p or n != last_n:
+                _count_run(counts, tally if dense else None, seen, live * pairs + _pair_key(last_p, last_n, width), run)
+                last_p, last_n, run = p, n, 0
+            run += 1
             if p == n:
                 continue
             if n >= 0:
@@ -204,7 +207,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
                     last_new = n
                     found = new_lists.get(n)
                     if found is None:
-                        found = new_lists[n] = assigned.setdefault(n, {})[name] = []
+                        found = new_lists[n] = _entry(entries, n)["assigned"][name] = []
                     new_numbers = found
                 new_numbers.append(i - first)
             if p >= 0:
@@ -213,14 +216,16 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
                     last_prev = p
                     found = prev_lists.get(p)
                     if found is None:
-                        found = prev_lists[p] = revoked.setdefault(p, {})[name] = []
+                        found = prev_lists[p] = _entry(entries, p)["revoked"][name] = []
                     prev_numbers = found
                 prev_numbers.append(i - first)
-        key = _triple_key(live, last_p, last_n, width)
-        counts[key] = counts.get(key, 0) + run
+        _count_run(counts, tally if dense else None, seen, live * pairs + _pair_key(last_p, last_n, width), run)
+        for key in seen:  # the dense tally of the topic, emptied for the next
+            counts[key] = tally[key - live * pairs]
+            tally[key - live * pairs] = 0
+        seen.clear()
         first = end
-    out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
-                    for m in sorted(assigned.keys() | revoked.keys())}
+    out: Changes = {member_ids[m]: entries[m] for m in sorted(entries)}
     triples: dict[tuple[int, int, int], int] = {}
     for key, count in counts.items():
         rest = key // width
@@ -230,11 +235,35 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
     return out, num_assigned, num_revoked, triples
 
 
-def _triple_key(topic: int, prev: int, new: int, width: int) -> int:
-    """(topic, previous owner, new owner) as one int, owners shifted to 0..width-1 (member indices or -1)."""
+_DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
+
+
+def _pair_key(prev: int, new: int, width: int) -> int:
+    """(previous owner, new owner) as one int, owners shifted to 0..width-1 (member indices or -1)."""
     if not (-1 <= prev < width - 1 and -1 <= new < width - 1):
         raise ValueError(f"small_round: member indices must be in [-1, {width - 1})")
-    return (topic * width + prev + 1) * width + new + 1
+    return (prev + 1) * width + new + 1
+
+
+def _count_run(counts: dict[int, int], tally: list[int] | None, seen: list[int], key: int, run: int) -> None:
+    """Counts a run of partitions under `key`: in `tally` (at the key's pair, `key % len(tally)`) when given,
+    `seen` listing the keys first tallied, else in `counts`."""
+    if tally is None:
+        counts[key] = counts.get(key, 0) + run
+        return
+    pair = key % len(tally)
+    tallied = tally[pair]
+    if not tallied:
+        seen.append(key)
+    tally[pair] = tallied + run
+
+
+def _entry(entries: dict[int, dict[str, dict[str, list[int]]]], member: int) -> dict[str, dict[str, list[int]]]:
+    """A member's changes in `entries`, made empty on its first change."""
+    entry = entries.get(member)
+    if entry is None:
+        entry = entries[member] = {"assigned": {}, "revoked": {}}
+    return entry
 
 
 def build_metrics(

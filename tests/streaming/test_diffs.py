@@ -40,10 +40,11 @@ def test_small_round_metrics_match_the_definitions() -> None:
 
 def test_small_round_gives_what_member_changes_and_round_counts_give() -> None:
     """The one-pass small round against the two functions, with deleted topics (no live index) and members
-    that left (indices from `present` on: named in the changes, nobody in the counts)."""
+    that left (indices from `present` on: named in the changes, nobody in the counts), few members (their pairs
+    tallied in a list) and many (in a dict)."""
     rng = random.Random(5)
     for _ in range(2_000):
-        present, leavers = rng.randint(0, 5), rng.randint(0, 2)
+        present, leavers = rng.choice((rng.randint(0, 5), rng.randint(30, 40))), rng.randint(0, 2)
         ids = [f"m{i}" for i in range(present + leavers)]
         sizes = [rng.choice((0, rng.randint(1, 9))) for _ in range(rng.randint(1, 4))]
         names = [f"t{t}" for t in range(len(sizes))]
