@@ -222,8 +222,11 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     for g in order:
         for m in members_of[g]:
             owned = keep.get((g, m), 0) if load[m] else 0
-            if owned:
-                took[g, m] = amount = min(owned, left[m], room[g])
+            if owned:  # the least of owned, left and room, compared as native ints (`min` is a call per arc)
+                amount = owned if owned < left[m] else left[m]
+                if room[g] < amount:
+                    amount = room[g]
+                took[g, m] = amount
                 left[m] -= amount
                 room[g] -= amount
     if _completes(members_of, order, list(left), list(room)):
@@ -252,7 +255,7 @@ def _completes(members_of: Sequence[Collection[int]], order: list[int], left: li
     for g in order:
         for m in members_of[g]:
             if left[m] and room[g]:
-                amount = min(left[m], room[g])
+                amount = left[m] if left[m] < room[g] else room[g]
                 left[m] -= amount
                 room[g] -= amount
     return not any(left)

@@ -394,6 +394,12 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
     least = None
     if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
         least = min_moves_counted(triples, subscribed, subscribers) if moved else 0
+    load_min = load_max = load[0] if members else 0  # compiled, native compares (`min` and `max` are calls)
+    for count in load:
+        if count < load_min:
+            load_min = count
+        elif count > load_max:
+            load_max = count
     return {
         "members": members,
         "partitions": partitions,
@@ -401,8 +407,8 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
         "revoked": revoked,
         "unassigned": unassigned,
         "paused": paused,
-        "load_min": min(load) if members else 0,
-        "load_max": max(load) if members else 0,
+        "load_min": load_min,
+        "load_max": load_max,
         "moves": moved,
         "min_moves": least,
     }
