@@ -68,6 +68,23 @@ def topic_subscribers(subscribed: np.ndarray) -> list[frozenset[int]]:
     return [frozenset(compress(range(subscribed.shape[0]), column)) for column in subscribed.T.tolist()]
 
 
+def min_moves_shared(load: list[int], owned: list[int]) -> int:
+    """`min_moves` of a round in which every member may hold every partition (one topic group): each member
+    keeps at most min(load, owned) of its partitions, and that is reached, as the partitions nobody keeps are
+    at least as many as the loads still open (the strategy's own assignment exists). `owned`: per member, the
+    partitions it held before; a caller that counted the loads and owned partitions anyway skips the tables."""
+    return sum(owned) - _kept_bound(load, owned)
+
+
+def _kept_bound(load: list[int], keepable: list[int]) -> int:
+    """The sum over members of min(load, keepable) (compiled, a loop of native ints: `sum(map(min, ...))` calls
+    `min` as an object per member)."""
+    bound = 0
+    for m, most in enumerate(keepable):
+        bound += most if most < load[m] else load[m]
+    return bound
+
+
 def _solve(tables: Tables) -> int:
     load, members_of, size, keep, total_owned, moved = tables
     if not keep:
@@ -77,9 +94,7 @@ def _solve(tables: Tables) -> int:
     keepable = [0] * len(load)
     for (_, m), count in keep.items():
         keepable[m] += count
-    bound = 0  # compiled, a loop of native ints (`sum(map(min, ...))` calls `min` as an object per member)
-    for m, most in enumerate(keepable):
-        bound += most if most < load[m] else load[m]
+    bound = _kept_bound(load, keepable)
     if total_owned - bound == moved:
         return moved
     if len(size) == 1:  # one topic group: every member keeps up to its load and fills up from the rest

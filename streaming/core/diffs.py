@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from assignors.optimality import min_moves, min_moves_counted, moves, topic_subscribers
+from assignors.optimality import min_moves, min_moves_counted, min_moves_shared, moves, topic_subscribers
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
@@ -381,19 +381,31 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
     triple once, and `min_moves`' tables follow from the same counts."""
     members: int = subscribed.shape[0]
     load = [0] * members
+    owned = [0] * members
     partitions = unassigned = moved = 0
+    everyone = members > 0  # every member subscribes to every topic: `min_moves` needs no tables
     for (t, p, n), count in triples.items():
-        if subscribers[t]:
+        subs = subscribers[t]
+        if subs:
             partitions += count
             if n < 0:
                 unassigned += count
+        if len(subs) != members:
+            everyone = False
         if n >= 0:
             load[n] += count
-        if p >= 0 and n != p:
-            moved += count
+        if p >= 0:
+            owned[p] += count
+            if n != p:
+                moved += count
     least = None
     if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
-        least = min_moves_counted(triples, subscribed, subscribers) if moved else 0
+        if not moved:
+            least = 0
+        elif everyone:
+            least = min_moves_shared(load, owned)
+        else:
+            least = min_moves_counted(triples, subscribed, subscribers)
     load_min = load_max = load[0] if members else 0  # compiled, native compares (`min` and `max` are calls)
     for count in load:
         if count < load_min:
