@@ -9,6 +9,7 @@ of digits cost quadratic time, then fail with advice about interpreter settings)
 from __future__ import annotations
 
 import json
+from json.scanner import make_scanner
 from typing import Any
 
 MAX_INT_DIGITS = 40  # far beyond any int64 field; longer literals are rejected before conversion
@@ -31,9 +32,52 @@ def _int(text: str) -> int:
     return int(text)
 
 
+# `json.loads` with hooks builds a decoder and its scanner per call, which costs more than scanning an event line:
+# both scanners (C, the one `JSONDecoder.decode` runs after skipping whitespace) are built once
+_STRICT = make_scanner(json.JSONDecoder(object_pairs_hook=_object, parse_int=_int))  # type: ignore[arg-type]
+_PLAIN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
+_PLAIN_CHARS = 4_096  # the plain scan converts integers before they are judged: a few thousand digits at most
+_BIG = 10 ** (MAX_INT_DIGITS - 1)  # an integer of fewer digits passes `_int` whatever its sign
+
+
+def _keys(value: object) -> int:
+    """Keys of every object in `value`, or -1 when an integer may be one `_int` rejects."""
+    if isinstance(value, dict):
+        n = len(value)
+        for v in value.values():
+            k = _keys(v)
+            if k < 0:
+                return -1
+            n += k
+        return n
+    if isinstance(value, list):
+        n = 0
+        for v in value:
+            k = _keys(v)
+            if k < 0:
+                return -1
+            n += k
+        return n
+    if type(value) is int and not -_BIG < value < _BIG:
+        return -1
+    return 0
+
+
 def loads(text: str | bytes) -> Any:
-    """The value of `text`; `ValueError` for invalid JSON, duplicate keys, huge integers, deep nesting."""
+    """The value of `text`; `ValueError` for invalid JSON, duplicate keys, huge integers, deep nesting.
+
+    A short line that is one object with nothing around it (every event line) is scanned directly, first without
+    hooks (dicts and ints built in C): every key is followed by its own ":", so as many keys in the objects as
+    ":" in the text means none was a duplicate, and small integers passed `_int`. Otherwise the hooked scanner
+    decides, and any failure takes `json.loads`' full path, so every message stays that of `json.loads`."""
     try:
+        if type(text) is str and text[:1] == "{" and len(text) <= _PLAIN_CHARS:
+            try:
+                value, end = _PLAIN(text, 0)
+                if end == len(text):
+                    return value if _keys(value) == text.count(":") else _STRICT(text, 0)[0]
+            except Exception:  # the full path below raises the error json.loads gives
+                pass
         return json.loads(text, object_pairs_hook=_object, parse_int=_int)
     except RecursionError:
         raise ValueError("nested too deeply") from None
