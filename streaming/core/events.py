@@ -379,7 +379,7 @@ class _Fields:
         if not all(type(t) is str and 0 < len(t) <= limit and _is_text(t) for t in value):
             for i, t in enumerate(value):  # the slow path names the bad entry
                 self._check_name(t, f"topics[{i}]")
-        return tuple(dict.fromkeys(value))
+        return tuple({t: None for t in value})  # first occurrences; compiled, cheaper than calling dict.fromkeys
 
     def metadata(self, *, required: bool) -> Metadata | None:
         value = self.obj.get("partitions")
