@@ -77,10 +77,13 @@ def _solve(tables: Tables) -> int:
     keepable = [0] * len(load)
     for (_, m), count in keep.items():
         keepable[m] += count
-    if total_owned - sum(map(min, load, keepable)) == moved:
+    bound = 0  # compiled, a loop of native ints (`sum(map(min, ...))` calls `min` as an object per member)
+    for m, most in enumerate(keepable):
+        bound += most if most < load[m] else load[m]
+    if total_owned - bound == moved:
         return moved
     if len(size) == 1:  # one topic group: every member keeps up to its load and fills up from the rest
-        return total_owned - sum(map(min, load, keepable))
+        return total_owned - bound
     return total_owned - _max_kept(load, members_of, size, keep)
 
 
@@ -97,7 +100,7 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
     # a topic's set is replaced, not changed, when the strategy used a non-subscriber (the caller's sets are shared)
     allowed: list[frozenset[int]] = list(topic_subscribers(sub) if subscribers is None else subscribers)
     load, topic_size = [0] * num_members, [0] * num_topics
-    owned: dict[tuple[int, int], int] = {}
+    owned: dict[int, int] = {}  # topic * num_members + previous owner (compiled, an int key costs less than a tuple)
     total_owned = moved = 0
     for (t, p, n), count in triples.items():
         if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
@@ -111,18 +114,20 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
             total_owned += count
             if n != p:
                 moved += count
-            owned[t, p] = owned.get((t, p), 0) + count
+            key = t * num_members + p
+            owned[key] = owned.get(key, 0) + count
     group_of: dict[frozenset[int], int] = {}  # topic groups: topics with the same allowed members
-    topic_group = [group_of.setdefault(frozenset(a), len(group_of)) if a else -1 for a in allowed]
+    topic_group = [group_of.setdefault(a, len(group_of)) if a else -1 for a in allowed]
     size = [0] * len(group_of)
     for t, g in enumerate(topic_group):
         if g >= 0:
             size[g] += topic_size[t]
     keep: dict[tuple[int, int], int] = {}
-    for (t, m), count in owned.items():
+    for pair, count in owned.items():
+        t, m = divmod(pair, num_members)
         if m in allowed[t]:
-            key = (topic_group[t], m)
-            keep[key] = keep.get(key, 0) + count
+            group_member = (topic_group[t], m)
+            keep[group_member] = keep.get(group_member, 0) + count
     return load, list(group_of), size, keep, total_owned, moved
 
 
@@ -217,8 +222,11 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     for g in order:
         for m in members_of[g]:
             owned = keep.get((g, m), 0) if load[m] else 0
-            if owned:
-                took[g, m] = amount = min(owned, left[m], room[g])
+            if owned:  # the least of owned, left and room, compared as native ints (`min` is a call per arc)
+                amount = owned if owned < left[m] else left[m]
+                if room[g] < amount:
+                    amount = room[g]
+                took[g, m] = amount
                 left[m] -= amount
                 room[g] -= amount
     if _completes(members_of, order, list(left), list(room)):
@@ -247,7 +255,7 @@ def _completes(members_of: Sequence[Collection[int]], order: list[int], left: li
     for g in order:
         for m in members_of[g]:
             if left[m] and room[g]:
-                amount = min(left[m], room[g])
+                amount = left[m] if left[m] < room[g] else room[g]
                 left[m] -= amount
                 room[g] -= amount
     return not any(left)

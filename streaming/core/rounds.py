@@ -17,7 +17,7 @@ import numpy as np
 
 from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from streaming.core.config import PipelineConfig
-from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts
+from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
@@ -79,17 +79,27 @@ class StrategyRounds:
                 return StrategyState(generation, owner, member_generation.astype(np.int32))
             generation += 1
             first = not rounds
-            if first:
+            before = prev_new if first else owner
+            counts: dict[tuple[int, int, int], int] | None
+            # a small round's changes and counts in one pass, unless a first round's union layout has partitions
+            # the new one lacks (its sizes are the elementwise maxima of the old and new ones over the same topics,
+            # so equal totals mean equal layouts and only leavers differ, counted as nobody)
+            if before.size <= SMALL_ROUND and (not first or prev_union.size == before.size):
+                changes, assigned, revoked, counts = small_round(
+                    prev_union if first else owner, new_owner, lay.union_ids if first else lay.member_ids,
+                    self.shape.topics, self.shape.sizes, len(lay.member_ids))
+            elif first:
                 new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
                 changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
                                                             lay.union_sizes)
-                paused = revoked if name in COOPERATIVE | INCREMENTAL else int(np.count_nonzero(prev_union >= 0))
+                counts = round_counts(before, new_owner, lay.partition_topic)
             else:
                 changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
                                                             lay.sizes)
-                paused = revoked
-            before = prev_new if first else owner
-            counts = round_counts(before, new_owner, lay.partition_topic)
+                counts = round_counts(before, new_owner, lay.partition_topic)
+            paused = revoked  # an eager first round pauses everything held:
+            if first and name not in COOPERATIVE and name not in INCREMENTAL:
+                paused = int(np.count_nonzero(prev_union >= 0))
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality, counts=counts,

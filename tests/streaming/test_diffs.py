@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from assignors.optimality import min_moves, moves
-from streaming.core.diffs import build_metrics, dumps
+from streaming.core.diffs import build_metrics, dumps, member_changes, round_counts, small_round
 
 
 def test_small_round_metrics_match_the_definitions() -> None:
@@ -36,6 +36,28 @@ def test_small_round_metrics_match_the_definitions() -> None:
         assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed), (prev, new, subscribed)
         load = np.bincount(new[new >= 0], minlength=members)
         assert (got["load_min"], got["load_max"]) == ((int(load.min()), int(load.max())) if members else (0, 0))
+
+
+def test_small_round_gives_what_member_changes_and_round_counts_give() -> None:
+    """The one-pass small round against the two functions, with deleted topics (no live index) and members
+    that left (indices from `present` on: named in the changes, nobody in the counts), few members (their pairs
+    tallied in a list) and many (in a dict)."""
+    rng = random.Random(5)
+    for _ in range(2_000):
+        present, leavers = rng.choice((rng.randint(0, 5), rng.randint(30, 40))), rng.randint(0, 2)
+        ids = [f"m{i}" for i in range(present + leavers)]
+        sizes = [rng.choice((0, rng.randint(1, 9))) for _ in range(rng.randint(1, 4))]
+        names = [f"t{t}" for t in range(len(sizes))]
+        live = [s for s in sizes if s]
+        partition_topic = np.repeat(np.arange(len(live), dtype=np.int32), live)
+        prev = np.array([rng.randint(-1, len(ids) - 1) for _ in partition_topic], dtype=np.int32)
+        new = prev.copy()
+        for i in rng.sample(range(new.size), rng.randint(0, new.size)):
+            new[i] = rng.randint(-1, present - 1)
+        new[new >= present] = -1
+        changes, assigned, revoked, counts = small_round(prev, new, ids, names, sizes, present)
+        assert (changes, assigned, revoked) == member_changes(prev, new, ids, names, np.array(sizes, dtype=np.int64))
+        assert counts == round_counts(np.where(prev < present, prev, -1), new, partition_topic)
 
 
 def _standard(obj: object) -> bytes:
