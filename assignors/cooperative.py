@@ -18,21 +18,23 @@ import numpy as np
 from assignors.model import SMALL_GROUP, GroupSpec
 from assignors.sticky_engine import EngineResult, run_engine
 
+_EMPTY = np.zeros(0, dtype=np.int64)
 
-def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray:
-    """Boolean per global id: gained by a member that did not own it and lost by a member that did
-    (`new_owner`: the engine's owner per global id). Small groups go over their claims in plain Python,
-    where numpy's calls would cost more than the loop."""
+
+def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray | list[int]:
+    """The global ids gained by a member that did not own them and lost by a member that did (`new_owner`:
+    the engine's owner per global id). Small groups go over their claims in plain Python, where numpy's
+    calls would cost more than the loop, and give a list."""
     if spec.num_partitions <= SMALL_GROUP:
-        owner = new_owner.tolist()
+        owner: list[int] = new_owner.tolist()
         revoked: list[int] = []
         for m, ids in enumerate(spec.owned):
             if ids.size:
-                revoked += [p for p in ids.tolist() if owner[p] != m]
-        transferring = np.zeros(spec.num_partitions, dtype=bool)
+                listed: list[int] = ids.tolist()
+                revoked += [p for p in listed if owner[p] != m]
+        moving: list[int] = []
         if revoked:  # those whose new owner is not one of their claimants
             claims: dict[int, set[int]] = {}
-            moving = []
             for p in revoked:
                 m = owner[p]
                 if m >= 0:
@@ -41,11 +43,10 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
                         own = claims[m] = set(spec.owned[m].tolist())
                     if p not in own:
                         moving.append(p)
-            transferring[moving] = True
-        return transferring
+        return moving
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:
-        return np.zeros(spec.num_partitions, dtype=bool)
+        return _EMPTY
     claimed_ids = np.concatenate(claimed)
     claimants = np.repeat([m for m, o in enumerate(spec.owned) if o.size], [o.size for o in claimed])
     keeps = new_owner[claimed_ids] == claimants
@@ -53,7 +54,7 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
     kept_by_claimant[claimed_ids[keeps]] = True
     revoked_mask = np.zeros(spec.num_partitions, dtype=bool)
     revoked_mask[claimed_ids[~keeps]] = True
-    return (new_owner >= 0) & ~kept_by_claimant & revoked_mask
+    return np.flatnonzero((new_owner >= 0) & ~kept_by_claimant & revoked_mask)
 
 
 class CooperativeStickyAssignor:
@@ -62,26 +63,28 @@ class CooperativeStickyAssignor:
 
     def assign(self, spec: GroupSpec) -> list[np.ndarray]:
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
+        withheld_ids = _withheld(spec, result)
+        if not len(withheld_ids):
             return result.assignment
-        withheld = _withheld(spec, result)
+        withheld = np.zeros(spec.num_partitions, dtype=bool)
+        withheld[withheld_ids] = True
         return [ids[~withheld[ids]] if ids.size else ids for ids in result.assignment]
 
     def owners(self, spec: GroupSpec) -> np.ndarray:
         """int32 member index per global partition id (-1: nobody): `assign` as `assign_owners` wants it,
-        the engine's owners without the transferring partitions, and no per-member lists."""
+        the engine's owners without the transferring partitions (read-only and shared with the engine's
+        result when nothing transfers), and no per-member lists."""
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
-        if not (result.general or result.transfer_ids.size):  # type: ignore[union-attr]
+        withheld = _withheld(spec, result)
+        if not len(withheld):
             return result.owners
         owners = result.owners.copy()
-        owners[_withheld(spec, result)] = -1
+        owners[withheld] = -1
         return owners
 
 
-def _withheld(spec: GroupSpec, result: EngineResult) -> np.ndarray:
-    """Boolean per global id: the partitions transferring ownership, which nobody gets this round."""
+def _withheld(spec: GroupSpec, result: EngineResult) -> np.ndarray | list[int]:
+    """The global ids of the partitions transferring ownership, which nobody gets this round."""
     if result.general:
         return transferring_after_the_fact(spec, result.owners)
-    withheld = np.zeros(spec.num_partitions, dtype=bool)
-    withheld[result.transfer_ids] = True
-    return withheld
+    return result.transfer_ids  # type: ignore[return-value]

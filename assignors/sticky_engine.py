@@ -44,14 +44,13 @@ per replica rack in the constrained builder, a heap step in the general one), so
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
 from bisect import bisect_left
-from collections import Counter, defaultdict, deque
+from collections import deque
 from collections.abc import Iterable
 from itertools import repeat
-from operator import indexOf
+from typing import cast
 
 import numpy as np
 
@@ -101,7 +100,7 @@ class EngineResult:
         `run_engine`) and the cooperative assignor on top read it without going over the lists again."""
         if self._owners is None:
             owners = self._make_owners()
-            owners.flags.writeable = False
+            owners.setflags(write=False)  # cheaper than through `flags`, which makes a flags object
             self._owners = owners
         return self._owners
 
@@ -208,7 +207,8 @@ def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
     assignment, ids, owners = (_SmallConstrainedBuilder if members.small else _ConstrainedBuilder)(ctx).build()
     if order is not None:
         owners = order[owners]
-    ids.flags.writeable = owners.flags.writeable = False
+    ids.setflags(write=False)
+    owners.setflags(write=False)
     if members.small:
         return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
@@ -489,14 +489,14 @@ class _Context:
             self.own_by_member: list[list[int]] = [[] for _ in lengths]
             return
         if small:  # plain Python over a few dozen claims
-            by_member = [ids.tolist() for ids in spec.owned]
+            by_member: list[list[int]] = [ids.tolist() for ids in spec.owned]
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
-            listed = list(itertools.chain.from_iterable(by_member))
-            if len(set(listed)) == len(listed):  # no conflicting claims
+            if not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
                 self.own_by_member = by_member
                 return
+            listed = list(itertools.chain.from_iterable(by_member))
             ids = np.array(listed, dtype=np.int64)
             members = np.repeat(np.arange(self.num_members, dtype=np.int64), [len(c) for c in by_member])
         else:
@@ -581,6 +581,17 @@ class _Context:
         # the constrained path drops partitions once claimed twice in one generation from every list
         kept = {m: [tp for tp in claims if tp not in multi] for m, claims in kept.items()}
         return {m: claims for m, claims in kept.items() if claims}
+
+
+def _any_repeated(lists: list[list[int]], n: int) -> bool:
+    """Whether an id (below `n`) is in two of `lists` or twice in one: a flag per id, cheaper than a set."""
+    seen = [False] * n
+    for ids in lists:
+        for p in ids:
+            if seen[p]:
+                return True
+            seen[p] = True
+    return False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -980,8 +991,11 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
     hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
 
     def _unkept(self) -> list[int]:  # type: ignore[override]
+        """`name_ordered` made here as a list (its array would be made from a list and listed again)."""
         kept = self._assign_owned()
-        return [p for p in self.ctx.members.name_ordered.tolist() if p not in kept]
+        ctx = self.ctx
+        start: list[int] = ctx.spec.topic_start.tolist()
+        return [p for t in ctx.topics_by_name for p in range(start[t], start[t + 1]) if p not in kept]
 
     def _assign_owned(self) -> set[int]:  # type: ignore[override]
         ctx = self.ctx
@@ -1072,8 +1086,8 @@ class _PartitionMovements:
     + partition number)."""
 
     def __init__(self, spec: GroupSpec) -> None:
-        self.start = spec.topic_start.tolist()
-        self.topic_hash = [java_string_hash(n) for n in spec.topic_names]
+        self.start: list[int] = spec.topic_start.tolist()
+        self.topic_hash: list[int] = [java_string_hash(n) for n in spec.topic_names]
         self.record: dict[int, tuple[int, int]] = {}
         self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
         self.seq = 0
@@ -1115,16 +1129,16 @@ class _PartitionMovements:
         s = pairs.get((new, old))
         return pid if s is None else s.first()
 
-    def order_key(self) -> bytes:
+    def order_key(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
         """Each set's capacity and element order: the records (hence the owners, given the ones before
-        any move) and the order in which a `HashSet` yields them."""
+        any move) and the order in which a `HashSet` yields them (a tuple: hashed and compared as it is)."""
         parts = []
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
                 mask = s.cap - 1
-                order = sorted(s.items, key=lambda p, s=s, mask=mask: (s.items[p][0] & mask, s.items[p][1]))  # type: ignore[misc]
-                parts.append((t, pair, s.cap, tuple(order)))
-        return repr(parts).encode()
+                order = sorted([(spread & mask, seq, p) for p, (spread, seq) in s.items.items()])  # seq: unique
+                parts.append((t, pair, s.cap, tuple([p for _, _, p in order])))
+        return tuple(parts)
 
     def move(self, pid: int, t: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
@@ -1174,6 +1188,14 @@ def _balance_score(sizes: list[int]) -> int:
     n = len(sizes)
     score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
+
+
+def _at_level(levels: dict[int, set[int]], size: int) -> set[int]:
+    """The members at `size` in `_Reassignment.levels`, an empty set added when none was yet."""
+    members = levels.get(size)
+    if members is None:
+        members = levels[size] = set()
+    return members
 
 
 class _GeneralBuilder:
@@ -1453,7 +1475,8 @@ class _GeneralBuilder:
 class _SmallGeneralBuilder(_GeneralBuilder):
     """`_GeneralBuilder`'s steps on Python lists, for small groups without rack logic (`_Members.small`),
     where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
-    that both give the same results)."""
+    that both give the same results). The base class declares `owner`, `stamp`, `sizes` and the tables as
+    arrays: the methods read them through `_ints` locals, on which mypyc indexes lists natively."""
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
@@ -1473,13 +1496,15 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         for m, ids in enumerate(ctx.spec.owned):
             g = gens[m]
             if ids.size and g < max_gen:
-                for p in ids.tolist():
+                claimed: list[int] = ids.tolist()
+                for p in claimed:
                     if prev_owner[p] < 0 or g > prev_gen[p]:
                         prev_owner[p], prev_gen[p] = m, g
         return prev_owner, prev_gen
 
     def _keep_owned(self) -> bool:
-        owner, stamp, sizes, ptopic, topics_of = self.owner, self.stamp, self.sizes, self.ptopic, self.topics_of
+        owner, stamp, sizes = _ints(self.owner), _ints(self.stamp), _ints(self.sizes)
+        ptopic, topics_of = self.ptopic, self.topics_of
         revocation_required = False
         kept = 0
         for m, ids in enumerate(self.ctx.own_by_member):
@@ -1495,17 +1520,18 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return revocation_required
 
     def _unassigned(self) -> list[int]:  # type: ignore[override]
-        owner = self.owner
-        return [p for p in self.sorted_all if owner[p] < 0]
+        owner = _ints(self.owner)
+        return [p for p in _ints(self.sorted_all) if owner[p] < 0]
 
     def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
         """`_assign_plain` (no rack logic here), one partition at a time."""
-        owner, stamp, sizes, rank = self.owner, self.stamp, self.sizes, self.ctx.id_rank_list
-        for t, run in itertools.groupby(unassigned, key=self.ptopic.__getitem__):
-            cands = self.topic_subs[t]
+        owner, stamp, sizes, rank = _ints(self.owner), _ints(self.stamp), _ints(self.sizes), self.ctx.id_rank_list
+        topic_subs = cast("list[list[int]]", self.topic_subs)
+        for t, first, end in _list_runs(unassigned, self.ptopic):
+            cands = topic_subs[t]
             if not cands:  # Java skips partitions of topics nobody can take
                 continue
-            pids = list(run)
+            pids = unassigned[first:end]
             got, heap = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
             for size, _, m in heap:
                 sizes[m] = size
@@ -1514,15 +1540,16 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             self.next_stamp += len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
-        owner, sizes, max_size, ptopic = self.owner, self.sizes, self.max_size, self.ptopic
-        self.movable_topic = movable = [len(ms) >= 2 for ms in self.topic_subs]
-        movable_all = [p for p in self.sorted_all if movable[ptopic[p]]]
+        owner, sizes, max_size, ptopic = _ints(self.owner), _ints(self.sizes), _ints(self.max_size), self.ptopic
+        movable = [len(ms) >= 2 for ms in cast("list[list[int]]", self.topic_subs)]
+        self.movable_topic = movable  # type: ignore[assignment]
+        movable_all = [p for p in _ints(self.sorted_all) if movable[ptopic[p]]]
         holds_movable = {owner[p] for p in movable_all}
         active = [m for m, size in enumerate(sizes) if size < max_size[m] or m in holds_movable]
         return movable_all, active, [sizes[m] for m in active]
 
     def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
-        movable, ptopic = self.movable_topic, self.ptopic
+        movable, ptopic = cast("list[bool]", self.movable_topic), self.ptopic
         return [p for p in partitions if movable[ptopic[p]]]
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
@@ -1531,36 +1558,49 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return prev
 
     def lists(self) -> tuple[list[int], list[int], list[int]]:
-        return self.owner[:], self.sizes[:], self.max_size  # type: ignore[return-value]
+        return _ints(self.owner)[:], _ints(self.sizes)[:], _ints(self.max_size)
 
     def scan(self, partitions: list[int]) -> tuple[list[int], list[tuple[int, int, int]], list[int]]:  # type: ignore[override]
-        runs = []
-        first = 0
-        for t, run in itertools.groupby(partitions, key=self.ptopic.__getitem__):
-            end = first + sum(1 for _ in run)
-            runs.append((t, first, end))
-            first = end
-        prev = self.prev_owner
-        return partitions, runs, [j for j, p in enumerate(partitions) if prev[p] != -1]
+        prev = _ints(self.prev_owner)
+        return partitions, _list_runs(partitions, self.ptopic), [j for j, p in enumerate(partitions) if prev[p] != -1]
 
     def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
-        owner, stamp = self.owner, self.stamp
+        owner, stamp = _ints(self.owner), _ints(self.stamp)
         for q, m, at in zip(moved, owners, stamps, strict=True):
             owner[q], stamp[q] = m, at
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
-        owner = self.owner
+        owner = _ints(self.owner)
         if leader_order is not None:
-            member = leader_order.tolist()
-            owner = [member[m] if m >= 0 else -1 for m in owner]  # type: ignore[assignment]
+            member: list[int] = leader_order.tolist()
+            owner = [member[m] if m >= 0 else -1 for m in owner]
         return np.array(owner, dtype=np.int32)
 
     def result(self) -> list[np.ndarray]:
-        owner, stamp = self.owner, self.stamp
+        owner, stamp = _ints(self.owner), _ints(self.stamp)
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
             lists[owner[p]].append(p)
         return [np.array(ids, dtype=np.int64) for ids in lists]
+
+
+def _list_runs(ids: list[int], partition_topic: list[int]) -> list[tuple[int, int, int]]:
+    """`_topic_runs` of a list: `ids` cut where their topic changes, (topic, first position, end position)."""
+    runs: list[tuple[int, int, int]] = []
+    if not ids:
+        return runs
+    first, t = 0, partition_topic[ids[0]]
+    for j, p in enumerate(ids):
+        if partition_topic[p] != t:
+            runs.append((t, first, j))
+            first, t = j, partition_topic[p]
+    runs.append((t, first, len(ids)))
+    return runs
+
+
+def _ints(values: np.ndarray | list[int]) -> list[int]:
+    """A `_SmallGeneralBuilder` list declared as an array by `_GeneralBuilder` (a checked cast for mypyc)."""
+    return cast("list[int]", values)
 
 
 class _Reassignment:
@@ -1623,16 +1663,19 @@ class _Reassignment:
             for t in self.movable_of[m]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
-        self.levels: defaultdict[int, set[int]] = defaultdict(set)  # size -> the members at it
+        # size -> the members at it; plain dicts (not `defaultdict`, `Counter`): mypyc's dict operations take
+        # their fast path on exact dicts only
+        self.levels: dict[int, set[int]] = {}
         for m, size in enumerate(self.sizes):
-            self.levels[size].add(m)
+            _at_level(self.levels, size).add(m)
         self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
 
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
         topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
         spec = self.b.ctx.spec
-        starts, counts = spec.topic_start.tolist(), spec.topic_sizes.tolist()
+        starts: list[int] = spec.topic_start.tolist()
+        counts: list[int] = spec.topic_sizes.tolist()
         owner, sizes, subs = self.owner, self.sizes, self.subs
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
@@ -1640,14 +1683,24 @@ class _Reassignment:
         held = self.held
         for m in range(len(sizes)):
             held[m] = set()
+        count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
         for t in topics:
-            holders = self.holders[t] = Counter(owner[starts[t] : starts[t] + counts[t]])
-            at = list(map(sizes.__getitem__, holders))
+            run = owner[starts[t] : starts[t] + counts[t]]  # all assigned: the topic has subscribers
+            for m in run:
+                count[m] += 1
+            holders: dict[int, int] = {}
+            for m in run:
+                n = count[m]
+                if n:
+                    holders[m] = n
+                    count[m] = 0
+            self.holders[t] = holders
+            at = [sizes[m] for m in holders]
             self.most[t] = high = max(at)
             self.n_most[t] = at.count(high)
             for m in holders:
                 held[m].add(t)
-            at = list(map(sizes.__getitem__, subs[t]))
+            at = [sizes[m] for m in subs[t]]
             self.least[t] = low = min(at)
             self.n_least[t] = at.count(low)
 
@@ -1729,8 +1782,8 @@ class _Reassignment:
             seen.add(state)
         return performed
 
-    def _state(self) -> bytes:
-        return hashlib.blake2b(self.movements.order_key(), digest_size=16).digest()
+    def _state(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
+        return self.movements.order_key()
 
     def _pass(self, parts: list[int], runs: list[tuple[int, int, int]], with_prev: list[int]) -> bool:
         """One pass of Java's loop: before each partition `isBalanced`, then back to its prevAssignment
@@ -1760,8 +1813,9 @@ class _Reassignment:
                             target = back
                             break
                     if size > limit:
-                        subs = self.subs[t]
-                        target = subs[indexOf(map(sizes.__getitem__, subs), limit - 1)]
+                        for target in self.subs[t]:  # the first at the least size (`least[t]`) in member id order
+                            if sizes[target] == limit - 1:
+                                break
                         break
                 else:
                     break
@@ -1850,8 +1904,8 @@ class _Reassignment:
         levels[so].remove(old)
         vacated = levels[sn]
         vacated.remove(new)
-        levels[down].add(old)
-        levels[up].add(new)
+        _at_level(levels, down).add(old)
+        _at_level(levels, up).add(new)
         least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
         old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
@@ -1884,9 +1938,9 @@ class _Reassignment:
             for k in new_topics:
                 n_full[k] += step
             changed.update(new_topics)
-        unbalanced, breaks = self.unbalanced, self._breaks
+        unbalanced = self.unbalanced
         for k in changed:  # each topic judged once, on the final state
-            if most[k] > least[k] + 1 and (not n_full[k] or breaks(k)):  # `_breaks`, its first tests inline
+            if most[k] > least[k] + 1 and (not n_full[k] or self._breaks(k)):  # `_breaks`, its first tests inline
                 unbalanced.add(k)
             else:
                 unbalanced.discard(k)
@@ -1896,7 +1950,7 @@ class _Reassignment:
         unknown, unless that holder is the only member at it: so on 93 % of the counts on the bench log)."""
         n = self.n_most[t]
         if n < 0:
-            if len(self.levels[size]) == 1:
+            if len(_at_level(self.levels, size)) == 1:
                 n = self.n_most[t] = 1
             else:
                 n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)

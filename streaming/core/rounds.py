@@ -27,6 +27,7 @@ COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pa
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
 _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
+_ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
 
 
 @dataclass
@@ -177,17 +178,17 @@ class StrategyRounds:
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation."""
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation. One stable
+        sort of the owners in that order lists them member after member, nobody's first (no selection of the
+        owned ones: each numpy call costs more than a small round's data); `argsort` the method, not numpy's
+        Python wrapper."""
         lay = self.lay
         m_new = len(lay.member_ids)
         who = owner[lay.ids_by_name]
-        sel = who >= 0
-        ids, who = lay.ids_by_name[sel], who[sel]
         if name in COOPERATIVE:  # a cooperative consumer revokes unsubscribed topics before it rejoins
-            keep = lay.subscribed[who, lay.partition_topic[ids]]
-            ids, who = ids[keep], who[keep]
-        ids = ids[np.argsort(who, kind="stable")]
-        bounds = [0, *accumulate(np.bincount(who, minlength=m_new).tolist())]
+            who = np.where(lay.subscribed_or_nobody[who, lay.partition_topic[lay.ids_by_name]], who, -1)
+        ids = lay.ids_by_name[who.argsort(kind="stable")]
+        bounds = accumulate(np.bincount(who + _ONE, minlength=m_new + 1).tolist())
         owned = [ids[a:b] for a, b in pairwise(bounds)]
         if generation is not None:
             return owned, np.full(m_new, generation, dtype=np.int64)
