@@ -26,6 +26,7 @@ COMPILED = [
     "streaming/core/layout.py",
     "streaming/core/group_state.py",
     "streaming/core/events.py",
+    "streaming/core/jsontext.py",
     "streaming/core/shape.py",
     "streaming/core/local.py",
     "streaming/core/metrics.py",

@@ -11,8 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from streaming.core import jsontext
 from streaming.core.config import Limits
@@ -113,17 +112,32 @@ class DeleteGroup:
 Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | DeleteGroup
 
 
+_SHARED_BYTES: Final = 4_096  # events up to this size keep their parsed object for a while (bounded memory)
+_SHARED_ENTRIES: Final = 2_048  # per generation: a micro-batch of the local loop fits in the two
+_recent: Final[dict[bytes, dict[str, Any]]] = {}
+_older: Final[dict[bytes, dict[str, Any]]] = {}
+
+
 def _load_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
     """The event's JSON object; `size` is the original's length when `value` is a prefix of it.
 
     A small event is parsed once for `group_key` and `parse_event` both (the local loop routes a whole
-    batch, then steps it): the object is shared, so neither may modify it."""
-    if type(value) is bytes and size is None and len(value) <= _SHARED_BYTES:
-        return _shared_object(value, max_event_bytes)
+    batch, then steps it): the object is shared, so neither may modify it. Two generations of dicts keep the
+    last `_SHARED_ENTRIES` to twice that many objects (cheaper than `functools.lru_cache`'s key tuples and links);
+    an event over the limit never reaches them."""
+    if type(value) is bytes and size is None and len(value) <= _SHARED_BYTES and len(value) <= max_event_bytes:
+        obj = _recent.get(value)
+        if obj is None:
+            obj = _older.get(value)
+            if obj is None:
+                obj = _parse_object(value, max_event_bytes)
+            if len(_recent) >= _SHARED_ENTRIES:
+                _older.clear()
+                _older.update(_recent)
+                _recent.clear()
+            _recent[value] = obj
+        return obj
     return _parse_object(value, max_event_bytes, size)
-
-
-_SHARED_BYTES = 4_096  # events up to this size keep their parsed object for a while (bounded memory)
 
 
 def _parse_object(value: bytes | None, max_event_bytes: int, size: int | None = None) -> dict[str, Any]:
@@ -146,9 +160,6 @@ def _parse_object(value: bytes | None, max_event_bytes: int, size: int | None = 
     if not isinstance(obj, dict):
         raise InvalidEvent(f"not a JSON object but {_json_type(obj)}")
     return obj
-
-
-_shared_object = lru_cache(maxsize=4_096)(_parse_object)  # a micro-batch of the local loop fits
 
 
 def _pretty_printed(text: str) -> bool:

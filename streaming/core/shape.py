@@ -8,8 +8,6 @@ raises `InvalidEvent` and the old state stays as it was.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from streaming.core.config import Limits
 from streaming.core.events import (
     DeleteTopic,
@@ -25,24 +23,24 @@ from streaming.core.events import (
 from streaming.core.state_codec import GroupState, MemberState
 
 
-@dataclass
 class GroupShape:
-    """The group after one event, before any assignment."""
+    """The group after one event, before any assignment.
 
-    topics: list[str]  # first-learnt order; a deleted topic keeps its place with size 0
-    sizes: list[int]
-    rack_names: list[str]
-    rack_updates: dict[int, list[list[str]]]  # topic index -> replica racks per partition, as the event gave them
-    members: list[MemberState]  # first-join order
-    carry: list[int | str | None]  # per member: its old index, the departed id it returns as, or None (new)
-    replaced: tuple[int, str] | None = None  # (index, old member id) of a static member's replacement
-    membership_changed: bool = False
-    metadata_changed: set[int] = field(default_factory=set)  # topic indices whose count or racks changed
+    A plain class rather than a dataclass: compiled by mypyc, a dataclass is built through the `__init__` that
+    `dataclasses` generates (interpreted), which cost as much as the rest of `next_shape`; this one is native."""
 
-    def __post_init__(self) -> None:
-        # a slot filled on first use: compiled by mypyc, a `functools.cached_property` is a plain property,
-        # a new dict at every read (and a native dataclass leaves `field(init=False, default=None)` unset)
-        self._topic_index: dict[str, int] | None = None
+    def __init__(self, topics: list[str], sizes: list[int], rack_names: list[str],
+                 members: list[MemberState], carry: list[int | str | None]) -> None:
+        self.topics = topics  # first-learnt order; a deleted topic keeps its place with size 0
+        self.sizes = sizes
+        self.rack_names = rack_names
+        self.rack_updates: dict[int, list[list[str]]] = {}  # topic index -> replica racks per partition, as given
+        self.members = members  # first-join order
+        self.carry = carry  # per member: its old index, the departed id it returns as, or None (new)
+        self.replaced: tuple[int, str] | None = None  # (index, old member id) of a static member's replacement
+        self.membership_changed = False
+        self.metadata_changed: set[int] = set()  # topic indices whose count or racks changed
+        self._topic_index: dict[str, int] | None = None  # filled on first use (`topic_index`)
 
     @property
     def topic_index(self) -> dict[str, int]:
@@ -61,11 +59,8 @@ class GroupShape:
 
 def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
     """The shape of `old` after `ev`; `InvalidEvent` when the event does not fit the group."""
-    shape = GroupShape(
-        topics=list(old.topics), sizes=old.sizes.tolist(),
-        rack_names=list(old.rack_names), rack_updates={}, members=list(old.members),
-        carry=list(range(len(old.members))),
-    )
+    shape = GroupShape(list(old.topics), old.sizes.tolist(), list(old.rack_names), list(old.members),
+                       list(range(len(old.members))))
     if isinstance(ev, Join):
         if ev.metadata is not None:
             _metadata(shape, ev.metadata, ev.group, limits)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 
 import numpy as np
+import orjson
 
 VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
@@ -90,7 +91,7 @@ def _rack_wire(num_racks: int) -> str:
 # up instead of derived per array: a bench state's dozen tiny arrays cost more in such bookkeeping than in data.
 _WIRE = {spec: (np.dtype(spec), code)
          for spec, code in (("|u1", "B"), ("<u2", "H"), ("<u4", "I"), ("<u8", "Q"), ("<i4", "i"), ("<i8", "q"))}
-_HEADER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_HEADER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # the format's header (a weighted one)
 # owner <-> owner + 1 with a 0-d int32 operand, not the literal 1: numpy converts a Python int operand on every
 # call, which costs more than the arithmetic on a bench state's few dozen partitions
 _ONE = np.array(1, np.int32)
@@ -181,7 +182,10 @@ def encode(state: GroupState) -> bytes:
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
-    head = _HEADER.encode(header).encode("utf-8")
+    # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/streaming/test_state_codec.py)
+    # at a fraction of the cost; a float (a weight) it may spell otherwise ("1e-5" for "1e-05"), so weights keep json
+    weighted = any(m.weight != 1 for m in state.members)
+    head = _HEADER.encode(header).encode("utf-8") if weighted else orjson.dumps(header)
     payload = b"".join([struct.pack("<I", len(head)), head, *w.chunks])
     return bytes([VERSION]) + zlib.compress(payload, _ZLIB_LEVEL)
 

@@ -4,7 +4,9 @@ documented scale."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
+import struct
 import zlib
 
 import numpy as np
@@ -209,6 +211,21 @@ def test_random_states_keep_their_bytes_and_round_trip() -> None:
         assert [m.weight for m in back.members] == [m.weight for m in state.members]
         assert encode(back) == blob
     assert digest.hexdigest() == PINNED_RANDOM
+
+
+def test_unweighted_headers_are_the_json_encoders_bytes() -> None:
+    """`encode` writes an unweighted state's header with orjson; the format is the json encoder's (compact,
+    non-ASCII as is, its escapes), so both must give the same bytes, odd names included."""
+    for seed in range(60):
+        state = random_state(random.Random(seed))
+        for i, m in enumerate(state.members):
+            m.weight = 1.0
+            if i % 4 == 1:
+                m.id = f"m{i}\x00\x1f\"\\\n\t\x7f é€😀\u2028"
+        body = payload(encode(state))
+        (size,) = struct.unpack_from("<I", body)
+        head = body[4:4 + size]
+        assert head == json.dumps(json.loads(head), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def test_int32_owner_state_keeps_its_bytes() -> None:
