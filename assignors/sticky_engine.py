@@ -244,8 +244,7 @@ class _Members:
         order = spec.leader_order
         at = order.tolist()
         self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
-        if self.leader_order is not None:  # the reordered copy shares the topic layout's caches computed so far
-            _ = spec.partition_topic, spec.topics_by_name
+        if self.leader_order is not None:  # the reordered copy shares the topic layout's tables
             spec = spec.reordered(order)
         self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware

@@ -233,15 +233,12 @@ class StrategyRounds:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is): what a spec derives (member orders, topic subscribers,
-        partition tables) depends only on the topics and members, so it is computed once per event."""
+        partition tables) depends only on the topics and members, so it is computed once per event (the copies share
+        it)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
-        one = spec.for_round(*claims)
-        try:
-            return assign_owners(name, one)
-        finally:
-            spec.keep_derived(one)
+        return assign_owners(name, spec.for_round(*claims))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
