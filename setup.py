@@ -13,10 +13,12 @@ from pathlib import Path
 from setuptools import setup
 
 # The modules the per-event loop spends its time in (README, Performance). Interpreted on purpose: `assignors.model`
-# (compiled, its type checks would turn bad input's ValueErrors into TypeErrors) and `assignors.registry` (compiled,
+# (compiled, its type checks would turn bad input's ValueErrors into TypeErrors; the `GroupSpec` it validates input
+# into is compiled, in `assignors.spec`) and `assignors.registry` (compiled,
 # `rounds` would call it in C, past the tests that spy on the strategy calls).
 COMPILED = [
     "assignors/sticky_engine.py",
+    "assignors/spec.py",
     "assignors/optimality.py",
     "assignors/sticky.py",
     "assignors/cooperative.py",

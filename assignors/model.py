@@ -1,6 +1,6 @@
 """The data of one assignment call: clear objects at the API edge, flat integer arrays inside.
 
-`GroupSpec` is built once per call (validation happens here, with messages that name the field) and
+`GroupSpec` (assignors/spec.py) is built once per call (validation happens here, with messages that name the field) and
 every strategy works on it. Partitions are global integer ids: ``id = topic_start[t] + p`` with topics
 in the caller's metadata order, so a caller that keeps its own arrays in that layout (the streaming
 state machine does) can build a spec without any per-partition Python objects.
@@ -8,20 +8,16 @@ state machine does) can build a spec without any per-partition Python objects.
 
 from __future__ import annotations
 
-import gc
-import itertools
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import repeat
 
 import numpy as np
 
-from assignors.javaorder import hashmap_positions, java_string_key
 from assignors.pairs import CACHE, RESULTS
+from assignors.spec import GroupSpec, gc_paused
 
 MAX_RACKS = 64  # racks are bitmasks in one uint64 per partition
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -43,248 +39,6 @@ class Member:
     rack: str | None = None
     instance_id: str | None = None
     weight: float = 1  # > 0: the member's share for `weighted-sticky` (carried in userData, docs/assignors.md)
-
-
-@dataclass(eq=False)
-class GroupSpec:
-    """One assignment call as flat arrays (see the module docstring for the id layout)."""
-
-    topic_names: list[str]  # topics with metadata (>= 1 partition), caller's order
-    topic_sizes: np.ndarray  # int64[T]
-    member_ids: list[str]  # caller's order: the order the group leader received the members in
-    subscriptions: list[tuple[str, ...]]  # raw subscribed names, deduplicated, order kept (may lack metadata)
-    member_topics: list[np.ndarray]  # int32 topic indices per member: subscribed topics that have metadata
-    owned: list[np.ndarray]  # int64 global ids per member, caller's order, only partitions with metadata
-    generations: np.ndarray  # int64[M]
-    racks: list[str | None]
-    instance_ids: list[str | None]
-    rack_names: list[str] = field(default_factory=list)  # racks named by partition replicas
-    partition_rack_bits: np.ndarray | None = None  # uint64[P]: bit r = a replica on rack_names[r]
-    # owned partitions past their topic's partition count, per member index: [(topic index, partition)];
-    # left out of `owned` (they have no global id), but Kafka's constrained path counts them (sticky_engine)
-    phantoms: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
-    weights: np.ndarray | None = None  # float64[M], > 0 (None: all 1)
-    topic_start: np.ndarray = field(init=False)  # int64[T+1]
-    topic_index: dict[str, int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.topic_start = np.zeros(len(self.topic_names) + 1, dtype=np.int64)
-        np.cumsum(self.topic_sizes, out=self.topic_start[1:])
-        self.topic_index = {name: i for i, name in enumerate(self.topic_names)}
-
-    @property
-    def num_partitions(self) -> int:
-        return int(self.topic_start[-1])
-
-    @property
-    def num_members(self) -> int:
-        return len(self.member_ids)
-
-    @cached_property
-    def partition_topic(self) -> np.ndarray:
-        """int32 topic index of every global partition id."""
-        return np.repeat(np.arange(len(self.topic_names), dtype=np.int32), self.topic_sizes)
-
-    @cached_property
-    def partition_number(self) -> np.ndarray:
-        """int64 partition number (within its topic) of every global partition id."""
-        return np.arange(self.num_partitions, dtype=np.int64) - self.topic_start[self.partition_topic]
-
-    @cached_property
-    def topics_by_name(self) -> np.ndarray:
-        """Topic indices sorted by topic name (Java String order)."""
-        keys = [java_string_key(n) for n in self.topic_names]
-        return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int32)
-
-    @cached_property
-    def name_rank(self) -> np.ndarray:
-        """int64 rank of every global id in (topic name, partition) order."""
-        rank = np.empty(self.num_partitions, dtype=np.int64)
-        pos = 0
-        for t in self.topics_by_name:
-            n = int(self.topic_sizes[t])
-            start = int(self.topic_start[t])
-            rank[start : start + n] = np.arange(pos, pos + n)
-            pos += n
-        return rank
-
-    @cached_property
-    def member_rack_bit(self) -> np.ndarray:
-        """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""
-        index = {r: i for i, r in enumerate(self.rack_names)}
-        return np.array([np.uint64(1) << np.uint64(index[r]) if r in index else 0 for r in self.racks], dtype=np.uint64)
-
-    @cached_property
-    def leader_order(self) -> np.ndarray:
-        """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
-        puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
-        them (`member_ids`), and the sticky assignors iterate that map."""
-        return hashmap_positions(self.member_ids).astype(np.int64, copy=False)  # member ids are distinct (mapping keys)
-
-    @cached_property
-    def round_results(self) -> dict:
-        """Results of assignor calls on these topics and members, keyed by what else such a call depends on
-        (its round's `owned` and `generations`, the strategy's options). The streaming state machine runs
-        every strategy's rounds of an event on copies of one spec (`for_round`, which share this dict), and
-        eager and cooperative sticky often make the same engine call from the same ownership. The sticky
-        engine also keeps here what it derives from the topics and members alone, for the event's next call."""
-        return {}
-
-    def reordered(self, order: np.ndarray) -> GroupSpec:
-        """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
-        and what was computed from it are shared."""
-        other = self._copy()
-        at = order.tolist()
-        for name in _PER_MEMBER:
-            values = getattr(self, name)
-            setattr(other, name, [values[i] for i in at])
-        other.generations = self.generations[order]
-        if self.weights is not None:
-            other.weights = self.weights[order]
-        if self.phantoms:
-            position = {m: pos for pos, m in enumerate(at)}
-            other.phantoms = {position[m]: claims for m, claims in self.phantoms.items()}
-        for name in _MEMBER_CACHES:
-            other.__dict__.pop(name, None)
-        return other
-
-    def for_round(self, owned: list[np.ndarray], generations: np.ndarray) -> GroupSpec:
-        """The same topics and members with another round's `owned` and `generations`, sharing what this
-        spec has derived from them so far; `keep_derived` takes back what a round derived."""
-        other = self._copy()
-        other.owned, other.generations = owned, generations
-        return other
-
-    def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],
-                     member_topics: list[np.ndarray], owned: list[np.ndarray], generations: np.ndarray,
-                     racks: list[str | None], instance_ids: list[str | None], weights: np.ndarray | None,
-                     rack_names: list[str], partition_rack_bits: np.ndarray | None) -> GroupSpec:
-        """This spec's topics with other members (and replica racks), sharing what it derived from the
-        topics alone: a caller that keeps one member-less spec per topic layout (the streaming state
-        machine, whose every event is a new membership on a layout it met before) derives those once."""
-        other = self._copy()
-        for name in _MEMBER_CACHES:
-            other.__dict__.pop(name, None)
-        other.member_ids, other.subscriptions, other.member_topics = member_ids, subscriptions, member_topics
-        other.owned, other.generations, other.racks, other.instance_ids = owned, generations, racks, instance_ids
-        other.weights, other.rack_names, other.partition_rack_bits = weights, rack_names, partition_rack_bits
-        other.phantoms = {}
-        return other
-
-    def _copy(self) -> GroupSpec:
-        """`copy.copy(self)` without the generic copy protocol, a few microseconds per call: a replay
-        makes a copy per round."""
-        other = object.__new__(type(self))
-        other.__dict__.update(self.__dict__)
-        return other
-
-    def keep_derived(self, other: GroupSpec) -> None:
-        """Adopt what `other` (from `for_round`) derived from the shared topics and members."""
-        for name in _DERIVED:
-            if name in other.__dict__ and name not in self.__dict__:
-                self.__dict__[name] = other.__dict__[name]
-
-    @cached_property
-    def member_info_order(self) -> np.ndarray:
-        """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
-        first by `group.instance.id`, then the others by member id, Java String order; a stable sort, so
-        equal instance ids keep the caller's order as Java's `Collections.sort` does."""
-        keys = [
-            (0, java_string_key(iid)) if iid is not None else (1, java_string_key(mid))
-            for mid, iid in zip(self.member_ids, self.instance_ids, strict=True)
-        ]
-        return np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
-
-    @cached_property
-    def topic_subscribers(self) -> tuple[np.ndarray, np.ndarray]:
-        """`(members, offsets)`: topic t's subscribers are `members[offsets[t]:offsets[t + 1]]`, in
-        `member_info_order`; only topics with metadata, each member once."""
-        order = self.member_info_order
-        num_topics = len(self.topic_names)
-        offsets = np.zeros(num_topics + 1, dtype=np.int64)
-        first = self.member_topics[0] if self.member_topics else None
-        if first is not None and all(mt is first for mt in self.member_topics):  # one shared subscription
-            counts = np.zeros(num_topics, dtype=np.int64)
-            counts[first] = order.size
-            np.cumsum(counts, out=offsets[1:])
-            return np.tile(order, first.size), offsets
-        sizes = np.fromiter((self.member_topics[m].size for m in order), dtype=np.int64, count=order.size)
-        if sizes.sum() == 0:
-            return np.zeros(0, dtype=np.int64), offsets
-        pair_topic = np.concatenate([self.member_topics[m] for m in order])
-        pair_member = np.repeat(order, sizes)
-        np.cumsum(np.bincount(pair_topic, minlength=num_topics), out=offsets[1:])
-        if num_topics < 2**15:  # numpy's stable sort is a radix sort for 16-bit keys
-            pair_topic = pair_topic.astype(np.int16)
-        return pair_member[np.argsort(pair_topic, kind="stable")], offsets
-
-    @cached_property
-    def small_subscribers(self) -> list[list[int]]:
-        """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in
-        `member_info_order` (kept: the state machine runs Range and RoundRobin on the same spec)."""
-        subscribers: list[list[int]] = [[] for _ in self.topic_names]
-        lists: dict[int, list[int]] = {}  # members share subscription arrays
-        for m in self.member_info_order.tolist():
-            topics = self.member_topics[m]
-            ts = lists.get(id(topics))
-            if ts is None:
-                ts = lists[id(topics)] = topics.tolist()
-            for t in ts:
-                subscribers[t].append(m)
-        return subscribers
-
-    def partition_id(self, topic: str, partition: int) -> int:
-        return int(self.topic_start[self.topic_index[topic]]) + partition
-
-    def to_result(self, assignment: Sequence[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
-        """Per-member global ids -> the public result, partitions sorted by (topic, partition).
-
-        The tuples come from `assignors.pairs` (made once per layout and shared), and the lists handed
-        out are remembered so that the next call recognises them as `owned`.
-        """
-        if len(assignment) != self.num_members:
-            raise ValueError(f"assignment: {len(assignment)} lists for {self.num_members} members")
-        sizes = [len(ids) for ids in assignment]
-        bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=bounds[1:])
-        if bounds[-1] == 0:
-            return {member: [] for member in self.member_ids}
-        flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in assignment])
-        rank = self.name_rank[flat]
-        if flat.size <= 1 << 16:  # one sort by (member, name rank): fewer numpy calls for small groups
-            flat = flat[np.argsort(np.repeat(np.arange(len(sizes)), sizes) * self.num_partitions + rank)]
-        else:  # per member: many short sorts beat one long one
-            flat = np.concatenate(
-                [flat[lo:hi][np.argsort(rank[lo:hi], kind="stable")] for lo, hi in itertools.pairwise(bounds.tolist())]
-            )
-        key = (tuple(self.topic_names), tuple(self.topic_sizes.tolist()))
-        b = bounds.tolist()
-        flat.flags.writeable = False  # its slices become the owned ids of the next call
-        with _gc_paused():
-            arrays = CACHE.take(key, flat, b)
-            lists = [a.tolist() for a in arrays]
-        RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
-        return dict(zip(self.member_ids, lists, strict=True))
-
-
-# GroupSpec fields that are lists with one entry per member, and the cached properties that depend on members
-_PER_MEMBER = ("member_ids", "subscriptions", "member_topics", "owned", "racks", "instance_ids")
-_MEMBER_CACHES = ("leader_order", "member_rack_bit", "member_info_order", "topic_subscribers", "small_subscribers",
-                  "round_results")
-_DERIVED = (*_MEMBER_CACHES, "partition_topic", "partition_number", "topics_by_name", "name_rank")  # cached_property
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while allocating millions of small tuples (they cannot form cycles; each
-    allocation burst would otherwise trigger repeated young-generation collections)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def even_share(total, parts, position):
@@ -450,7 +204,7 @@ def build_spec(
         instance_ids.append(m.instance_id)
         weights.append(1.0 if type(m.weight) is int and m.weight == 1 else _check_weight(m.weight, f"{where}.weight"))
     layout = _TopicLayout(names, sizes, topic_index)
-    with _gc_paused():
+    with gc_paused():
         owned = layout.owned_ids_all(raw_owned, [f"members[{mid!r}].owned" for mid in member_ids])
 
     spec = GroupSpec(

@@ -244,8 +244,7 @@ class _Members:
         order = spec.leader_order
         at = order.tolist()
         self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
-        if self.leader_order is not None:  # the reordered copy shares the topic layout's caches computed so far
-            _ = spec.partition_topic, spec.topics_by_name
+        if self.leader_order is not None:  # the reordered copy shares the topic layout's tables
             spec = spec.reordered(order)
         self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware
@@ -260,7 +259,7 @@ class _Members:
         self.subscribed_topic = np.array(is_subscribed, dtype=bool)
         self.all_subscribed = all(is_subscribed)
         self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
-        keys = list(map(java_string_key, spec.member_ids))
+        keys = [java_string_key(mid) for mid in spec.member_ids]  # compiled: direct calls, which map() would not make
         rank = [0] * m
         for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
             rank[i] = r

@@ -282,8 +282,8 @@ class _PartitionLayout:
             instance_ids=[])
         # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
         # name order are `by_name` renumbered (deleted topics hold no place among them)
-        spec.__dict__.update(partition_topic=self.partition_topic, name_rank=self.name_rank,
-                             topics_by_name=np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
+        spec.know_topic_tables(self.partition_topic, self.name_rank,
+                               np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
         # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
         # members keep their subscriptions over many events, and the layout with them
         self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]] = {}

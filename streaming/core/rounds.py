@@ -27,6 +27,7 @@ COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pa
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
 _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
+_UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
 _ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
 
 
@@ -233,15 +234,13 @@ class StrategyRounds:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is): what a spec derives (member orders, topic subscribers,
-        partition tables) depends only on the topics and members, so it is computed once per event."""
+        partition tables) depends only on the topics and members, so it is computed once per event (the copies share
+        it)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
-        one = spec.for_round(*claims)
-        try:
-            return assign_owners(name, one)
-        finally:
-            spec.keep_derived(one)
+        owned, generations = claims
+        return assign_owners(name, spec.for_round(owned, generations))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
@@ -251,7 +250,7 @@ class StrategyRounds:
             subscriptions=[m.topics for m in members],
             member_topics=lay.member_topics,
             owned=[_NO_CLAIM] * len(members),
-            generations=np.full(len(members), -1, dtype=np.int64),
+            generations=_unclaimed(len(members)),
             racks=[m.rack for m in members],
             instance_ids=[m.instance_id for m in members],
             weights=np.array([m.weight for m in members]) if any(m.weight != 1 for m in members) else None,
@@ -273,6 +272,18 @@ class StrategyRounds:
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
         self.emit.diff(head, changes, metrics, self.event_ts)
+
+
+def _unclaimed(num_members: int) -> np.ndarray:
+    """The generations of an event spec's members, which claim nothing: shared read-only arrays, as an `np.full`
+    per event cost most of building the spec."""
+    generations = _UNCLAIMED.get(num_members)
+    if generations is None:
+        if len(_UNCLAIMED) >= 1024:
+            _UNCLAIMED.clear()
+        generations = _UNCLAIMED[num_members] = np.full(num_members, -1, dtype=np.int64)
+        generations.flags.writeable = False
+    return generations
 
 
 def _phase(name: str, first: bool) -> str:

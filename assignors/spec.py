@@ -1,0 +1,348 @@
+"""`GroupSpec`, the flat arrays of one assignment call (`assignors.model` validates the public inputs into one).
+
+Compiled with the loop (setup.py): the streaming state machine copies a spec for every round of every event and the
+assignors read its fields and tables many times per round, which costs a dictionary lookup (and a cached_property
+call) per read on an interpreted class. The tables derived from the spec are `None` until first use and live in
+two objects that copies share: `_TopicTables` (the topics alone: every copy of the spec) and `_MemberTables` (the
+topics and members: the copies `for_round` makes), so whichever copy derives a table first derives it for all.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+
+from assignors.javaorder import hashmap_positions, java_string_key
+from assignors.pairs import CACHE, RESULTS
+
+
+class _TopicTables:
+    """What a spec derives from its topics alone; every spec copied from it shares this object."""
+
+    def __init__(self, topic_names: list[str], topic_sizes: np.ndarray) -> None:
+        start = np.zeros(len(topic_names) + 1, dtype=np.int64)
+        np.cumsum(topic_sizes, out=start[1:])
+        self.topic_start: np.ndarray = start
+        self.num_partitions: int = int(start[-1])
+        self.topic_index: dict[str, int] = {name: i for i, name in enumerate(topic_names)}
+        self.partition_topic: np.ndarray | None = None
+        self.partition_number: np.ndarray | None = None
+        self.topics_by_name: np.ndarray | None = None
+        self.name_rank: np.ndarray | None = None
+
+
+class _MemberTables:
+    """What a spec derives from its topics and members (not from a round's `owned` and `generations`); the
+    copies `for_round` makes share this object."""
+
+    def __init__(self) -> None:
+        self.leader_order: np.ndarray | None = None
+        self.member_rack_bit: np.ndarray | None = None
+        self.member_info_order: np.ndarray | None = None
+        self.topic_subscribers: tuple[np.ndarray, np.ndarray] | None = None
+        self.small_subscribers: list[list[int]] | None = None
+        self.round_results: dict | None = None
+
+
+class GroupSpec:
+    """One assignment call as flat arrays (see `assignors.model` for the global id layout)."""
+
+    def __init__(
+        self,
+        topic_names: list[str],  # topics with metadata (>= 1 partition), caller's order
+        topic_sizes: np.ndarray,  # int64[T]
+        member_ids: list[str],  # caller's order: the order the group leader received the members in
+        subscriptions: list[tuple[str, ...]],  # raw subscribed names, deduplicated, order kept (may lack metadata)
+        member_topics: list[np.ndarray],  # int32 topic indices per member: subscribed topics that have metadata
+        owned: list[np.ndarray],  # int64 global ids per member, caller's order, only partitions with metadata
+        generations: np.ndarray,  # int64[M]
+        racks: list[str | None],
+        instance_ids: list[str | None],
+        rack_names: list[str] | None = None,  # racks named by partition replicas (None: none)
+        partition_rack_bits: np.ndarray | None = None,  # uint64[P]: bit r = a replica on rack_names[r]
+        # owned partitions past their topic's partition count, per member index: [(topic index, partition)];
+        # left out of `owned` (they have no global id), but Kafka's constrained path counts them (sticky_engine)
+        phantoms: dict[int, list[tuple[int, int]]] | None = None,
+        weights: np.ndarray | None = None,  # float64[M], > 0 (None: all 1)
+    ) -> None:
+        self.topic_names = topic_names
+        self.topic_sizes = topic_sizes
+        self.member_ids = member_ids
+        self.subscriptions = subscriptions
+        self.member_topics = member_topics
+        self.owned = owned
+        self.generations = generations
+        self.racks = racks
+        self.instance_ids = instance_ids
+        self.rack_names: list[str] = [] if rack_names is None else rack_names
+        self.partition_rack_bits = partition_rack_bits
+        self.phantoms: dict[int, list[tuple[int, int]]] = {} if phantoms is None else phantoms
+        self.weights = weights
+        self._topics: _TopicTables | None = None  # made on first use, then shared by copies
+        self._members: _MemberTables | None = None
+
+    def _topic_tables(self) -> _TopicTables:
+        tables = self._topics
+        if tables is None:
+            tables = self._topics = _TopicTables(self.topic_names, self.topic_sizes)
+        return tables
+
+    def _member_tables(self) -> _MemberTables:
+        tables = self._members
+        if tables is None:
+            tables = self._members = _MemberTables()
+        return tables
+
+    @property
+    def topic_start(self) -> np.ndarray:
+        """int64[T+1]: topic t's global ids are `topic_start[t]:topic_start[t + 1]`."""
+        return self._topic_tables().topic_start
+
+    @property
+    def topic_index(self) -> dict[str, int]:
+        return self._topic_tables().topic_index
+
+    @property
+    def num_partitions(self) -> int:
+        return self._topic_tables().num_partitions
+
+    @property
+    def num_members(self) -> int:
+        return len(self.member_ids)
+
+    @property
+    def partition_topic(self) -> np.ndarray:
+        """int32 topic index of every global partition id."""
+        tables = self._topic_tables()
+        if tables.partition_topic is None:
+            tables.partition_topic = np.repeat(np.arange(len(self.topic_names), dtype=np.int32), self.topic_sizes)
+        return tables.partition_topic
+
+    @property
+    def partition_number(self) -> np.ndarray:
+        """int64 partition number (within its topic) of every global partition id."""
+        tables = self._topic_tables()
+        if tables.partition_number is None:
+            tables.partition_number = (np.arange(tables.num_partitions, dtype=np.int64)
+                                       - tables.topic_start[self.partition_topic])
+        return tables.partition_number
+
+    @property
+    def topics_by_name(self) -> np.ndarray:
+        """Topic indices sorted by topic name (Java String order)."""
+        tables = self._topic_tables()
+        if tables.topics_by_name is None:
+            keys = [java_string_key(n) for n in self.topic_names]
+            tables.topics_by_name = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int32)
+        return tables.topics_by_name
+
+    @property
+    def name_rank(self) -> np.ndarray:
+        """int64 rank of every global id in (topic name, partition) order."""
+        tables = self._topic_tables()
+        if tables.name_rank is None:
+            rank = np.empty(tables.num_partitions, dtype=np.int64)
+            pos = 0
+            for t in self.topics_by_name.tolist():
+                n = int(self.topic_sizes[t])
+                start = int(tables.topic_start[t])
+                rank[start : start + n] = np.arange(pos, pos + n)
+                pos += n
+            tables.name_rank = rank
+        return tables.name_rank
+
+    def know_topic_tables(self, partition_topic: np.ndarray, name_rank: np.ndarray,
+                          topics_by_name: np.ndarray) -> None:
+        """Tables a caller holds already (the streaming layout builds them from one offset per topic); they must
+        be what the properties of the same name would derive (tests/streaming/test_layout.py)."""
+        tables = self._topic_tables()
+        tables.partition_topic, tables.name_rank, tables.topics_by_name = partition_topic, name_rank, topics_by_name
+
+    @property
+    def member_rack_bit(self) -> np.ndarray:
+        """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""
+        tables = self._member_tables()
+        if tables.member_rack_bit is None:
+            index = {r: i for i, r in enumerate(self.rack_names)}
+            tables.member_rack_bit = np.array(
+                [np.uint64(1) << np.uint64(index[r]) if r is not None and r in index else 0 for r in self.racks],
+                dtype=np.uint64)
+        return tables.member_rack_bit
+
+    @property
+    def leader_order(self) -> np.ndarray:
+        """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
+        puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
+        them (`member_ids`), and the sticky assignors iterate that map."""
+        tables = self._member_tables()
+        if tables.leader_order is None:  # member ids are distinct (mapping keys)
+            tables.leader_order = hashmap_positions(self.member_ids).astype(np.int64, copy=False)
+        return tables.leader_order
+
+    @property
+    def round_results(self) -> dict:
+        """Results of assignor calls on these topics and members, keyed by what else such a call depends on
+        (its round's `owned` and `generations`, the strategy's options). The streaming state machine runs
+        every strategy's rounds of an event on copies of one spec (`for_round`, which share this dict), and
+        eager and cooperative sticky often make the same engine call from the same ownership. The sticky
+        engine also keeps here what it derives from the topics and members alone, for the event's next call."""
+        tables = self._member_tables()
+        if tables.round_results is None:
+            tables.round_results = {}
+        return tables.round_results
+
+    @property
+    def member_info_order(self) -> np.ndarray:
+        """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
+        first by `group.instance.id`, then the others by member id, Java String order; a stable sort, so
+        equal instance ids keep the caller's order as Java's `Collections.sort` does."""
+        tables = self._member_tables()
+        if tables.member_info_order is None:
+            keys = [
+                (0, java_string_key(iid)) if iid is not None else (1, java_string_key(mid))
+                for mid, iid in zip(self.member_ids, self.instance_ids, strict=True)
+            ]
+            tables.member_info_order = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+        return tables.member_info_order
+
+    @property
+    def topic_subscribers(self) -> tuple[np.ndarray, np.ndarray]:
+        """`(members, offsets)`: topic t's subscribers are `members[offsets[t]:offsets[t + 1]]`, in
+        `member_info_order`; only topics with metadata, each member once."""
+        tables = self._member_tables()
+        if tables.topic_subscribers is None:
+            tables.topic_subscribers = self._topic_subscribers()
+        return tables.topic_subscribers
+
+    def _topic_subscribers(self) -> tuple[np.ndarray, np.ndarray]:
+        order = self.member_info_order
+        num_topics = len(self.topic_names)
+        offsets = np.zeros(num_topics + 1, dtype=np.int64)
+        first = self.member_topics[0] if self.member_topics else None
+        if first is not None and all(mt is first for mt in self.member_topics):  # one shared subscription
+            counts = np.zeros(num_topics, dtype=np.int64)
+            counts[first] = order.size
+            np.cumsum(counts, out=offsets[1:])
+            return np.tile(order, first.size), offsets
+        sizes = np.fromiter((self.member_topics[m].size for m in order), dtype=np.int64, count=order.size)
+        if sizes.sum() == 0:
+            return np.zeros(0, dtype=np.int64), offsets
+        pair_topic = np.concatenate([self.member_topics[m] for m in order])
+        pair_member = np.repeat(order, sizes)
+        np.cumsum(np.bincount(pair_topic, minlength=num_topics), out=offsets[1:])
+        if num_topics < 2**15:  # numpy's stable sort is a radix sort for 16-bit keys
+            pair_topic = pair_topic.astype(np.int16)
+        return pair_member[np.argsort(pair_topic, kind="stable")], offsets
+
+    @property
+    def small_subscribers(self) -> list[list[int]]:
+        """`topic_subscribers` as plain lists for small groups: per topic, its subscribers in
+        `member_info_order` (kept: the state machine runs Range and RoundRobin on the same spec)."""
+        tables = self._member_tables()
+        if tables.small_subscribers is None:
+            subscribers: list[list[int]] = [[] for _ in self.topic_names]
+            lists: dict[int, list[int]] = {}  # members share subscription arrays
+            for m in self.member_info_order.tolist():
+                topics = self.member_topics[m]
+                ts = lists.get(id(topics))
+                if ts is None:
+                    ts = lists[id(topics)] = topics.tolist()
+                for t in ts:
+                    subscribers[t].append(m)
+            tables.small_subscribers = subscribers
+        return tables.small_subscribers
+
+    def _copy(self, member_ids: list[str], subscriptions: list[tuple[str, ...]], member_topics: list[np.ndarray],
+              owned: list[np.ndarray], generations: np.ndarray, racks: list[str | None],
+              instance_ids: list[str | None], weights: np.ndarray | None, rack_names: list[str],
+              partition_rack_bits: np.ndarray | None, phantoms: dict[int, list[tuple[int, int]]],
+              members: _MemberTables | None) -> GroupSpec:
+        """A spec of these topics (sharing what is derived from them) with the given members; `members`: the
+        member tables to share (None: the members differ)."""
+        other = GroupSpec(self.topic_names, self.topic_sizes, member_ids, subscriptions, member_topics, owned,
+                          generations, racks, instance_ids, rack_names, partition_rack_bits, phantoms, weights)
+        other._topics = self._topic_tables()
+        other._members = members
+        return other
+
+    def reordered(self, order: np.ndarray) -> GroupSpec:
+        """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
+        and what was computed from it are shared."""
+        at: list[int] = order.tolist()
+        phantoms = self.phantoms
+        if phantoms:
+            position = {m: pos for pos, m in enumerate(at)}
+            phantoms = {position[m]: claims for m, claims in phantoms.items()}
+        return self._copy(
+            [self.member_ids[i] for i in at], [self.subscriptions[i] for i in at],
+            [self.member_topics[i] for i in at], [self.owned[i] for i in at], self.generations[order],
+            [self.racks[i] for i in at], [self.instance_ids[i] for i in at],
+            None if self.weights is None else self.weights[order], self.rack_names, self.partition_rack_bits,
+            phantoms, None)
+
+    def for_round(self, owned: list[np.ndarray], generations: np.ndarray) -> GroupSpec:
+        """The same topics and members with another round's `owned` and `generations`, sharing what this
+        spec and its other rounds derive from them."""
+        return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned, generations, self.racks,
+                          self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits, self.phantoms,
+                          self._member_tables())
+
+    def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],
+                     member_topics: list[np.ndarray], owned: list[np.ndarray], generations: np.ndarray,
+                     racks: list[str | None], instance_ids: list[str | None], weights: np.ndarray | None,
+                     rack_names: list[str], partition_rack_bits: np.ndarray | None) -> GroupSpec:
+        """This spec's topics with other members (and replica racks), sharing what it derived from the
+        topics alone: a caller that keeps one member-less spec per topic layout (the streaming state
+        machine, whose every event is a new membership on a layout it met before) derives those once."""
+        return self._copy(member_ids, subscriptions, member_topics, owned, generations, racks, instance_ids, weights,
+                          rack_names, partition_rack_bits, {}, None)
+
+    def partition_id(self, topic: str, partition: int) -> int:
+        return int(self.topic_start[self.topic_index[topic]]) + partition
+
+    def to_result(self, assignment: Sequence[np.ndarray]) -> dict[str, list[tuple[str, int]]]:
+        """Per-member global ids -> the public result, partitions sorted by (topic, partition).
+
+        The tuples come from `assignors.pairs` (made once per layout and shared), and the lists handed
+        out are remembered so that the next call recognises them as `owned`.
+        """
+        if len(assignment) != self.num_members:
+            raise ValueError(f"assignment: {len(assignment)} lists for {self.num_members} members")
+        sizes = [len(ids) for ids in assignment]
+        bounds = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=bounds[1:])
+        if bounds[-1] == 0:
+            return {member: [] for member in self.member_ids}
+        flat = np.concatenate([np.asarray(ids, dtype=np.int64) for ids in assignment])
+        rank = self.name_rank[flat]
+        if flat.size <= 1 << 16:  # one sort by (member, name rank): fewer numpy calls for small groups
+            flat = flat[np.argsort(np.repeat(np.arange(len(sizes)), sizes) * self.num_partitions + rank)]
+        else:  # per member: many short sorts beat one long one
+            flat = np.concatenate(
+                [flat[lo:hi][np.argsort(rank[lo:hi], kind="stable")] for lo, hi in itertools.pairwise(bounds.tolist())]
+            )
+        key = (tuple(self.topic_names), tuple(self.topic_sizes.tolist()))
+        b = bounds.tolist()
+        flat.flags.writeable = False  # its slices become the owned ids of the next call
+        with gc_paused():
+            arrays = CACHE.take(key, flat, b)
+            lists = [a.tolist() for a in arrays]
+        RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
+        return dict(zip(self.member_ids, lists, strict=True))
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while allocating millions of small tuples (they cannot form cycles; each
+    allocation burst would otherwise trigger repeated young-generation collections)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
