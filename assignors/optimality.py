@@ -18,6 +18,8 @@ replay is full of (numpy's per-call overhead dominates there) and with numpy for
 member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
 (most sticky rounds) it is the answer without a flow; and when keeping that bound still leaves partitions
 that complete every load, that is the answer too (most rounds of the non-sticky strategies).
+
+List items are updated as ``x[i] = x[i] + y``: compiled, ``x[i] += y`` adds them as objects (PyNumber_InPlaceAdd).
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def _solve(tables: Tables) -> int:
     # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
     keepable = [0] * len(load)
     for (_, m), count in keep.items():
-        keepable[m] += count
+        keepable[m] = keepable[m] + count
     bound = _kept_bound(load, keepable)
     if total_owned - bound == moved:
         return moved
@@ -120,9 +122,9 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
     for (t, p, n), count in triples.items():
         if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
             _check_counted(triples, num_members, num_topics)
-        topic_size[t] += count
+        topic_size[t] = topic_size[t] + count
         if n >= 0:
-            load[n] += count
+            load[n] = load[n] + count
             if n not in allowed[t]:
                 allowed[t] = allowed[t] | {n}
         if p >= 0:
@@ -136,7 +138,7 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
     size = [0] * len(group_of)
     for t, g in enumerate(topic_group):
         if g >= 0:
-            size[g] += topic_size[t]
+            size[g] = size[g] + topic_size[t]
     keep: dict[tuple[int, int], int] = {}
     for pair, count in owned.items():
         t, m = divmod(pair, num_members)
@@ -242,8 +244,8 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
                 if room[g] < amount:
                     amount = room[g]
                 took[g, m] = amount
-                left[m] -= amount
-                room[g] -= amount
+                left[m] = left[m] - amount
+                room[g] = room[g] - amount
     if _completes(members_of, order, list(left), list(room)):
         return sum(load) - sum(left)
     source, sink = num_members + num_groups, num_members + num_groups + 1
@@ -271,8 +273,8 @@ def _completes(members_of: Sequence[Collection[int]], order: list[int], left: li
         for m in members_of[g]:
             if left[m] and room[g]:
                 amount = left[m] if left[m] < room[g] else room[g]
-                left[m] -= amount
-                room[g] -= amount
+                left[m] = left[m] - amount
+                room[g] = room[g] - amount
     return not any(left)
 
 
@@ -359,15 +361,15 @@ class _Network:
                 if u == sink:
                     amount = min(limit - pushed, *(residual[e] for e in path))
                     for e in path:
-                        residual[e] -= amount
-                        residual[e ^ 1] += amount
+                        residual[e] = residual[e] - amount
+                        residual[e ^ 1] = residual[e ^ 1] + amount
                     pushed += amount
                     path.clear()
                     u = source
                     continue
                 arcs = out[u]
                 while next_arc[u] < len(arcs) and not usable(arcs[next_arc[u]], level, u):
-                    next_arc[u] += 1
+                    next_arc[u] = next_arc[u] + 1
                 if next_arc[u] < len(arcs):
                     e = arcs[next_arc[u]]
                     path.append(e)
@@ -377,7 +379,7 @@ class _Network:
                 else:  # dead end: retreat and skip the arc that led here
                     level[u] = -1
                     u = head[path.pop() ^ 1]
-                    next_arc[u] += 1
+                    next_arc[u] = next_arc[u] + 1
         return pushed
 
 

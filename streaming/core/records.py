@@ -38,7 +38,9 @@ class SourceRecord:
 
 class OutputRecord(NamedTuple):
     """One output record for one of the sinks (`KINDS`). A named tuple rather than a frozen dataclass: a replay
-    builds one per record, and a tuple is built in half the time (~0.4 against ~0.8 us, measured)."""
+    builds one per record, and a tuple is built in half the time (~0.4 against ~0.8 us, measured). `Emitter`
+    builds them with `tuple.__new__`: the class's own `__new__` is interpreted even in the compiled build
+    (~4,200 instructions a record, 0.75 % of a sticky replay loop)."""
 
     kind: str  # one of KINDS
     key: str  # group id ("" if unknown)
@@ -54,8 +56,9 @@ class Emitter:
         self.start = len(out)
 
     def _add(self, kind: str, value: bytes) -> None:
-        seq = len(self.out) - self.start
-        self.out.append(OutputRecord(kind, self.group, value, (*self.rec.order, seq)))
+        source, line = self.rec.order
+        order = (source, line, len(self.out) - self.start)
+        self.out.append(tuple.__new__(OutputRecord, (kind, self.group, value, order)))
 
     def discard(self) -> None:
         """Forget what this record emitted so far (it turned out invalid)."""
@@ -72,6 +75,5 @@ class Emitter:
         self._add(CONFORMANCE, dumps(record))
 
     def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None) -> None:
-        tail = {**metrics, "event_ts": event_ts, "emitted_ts": self.now_ms}
-        for value in diff_records(head, changes, tail, self.limits.max_record_bytes):
+        for value in diff_records(head, changes, metrics, event_ts, self.now_ms, self.limits.max_record_bytes):
             self._add(DIFF, value)
