@@ -1190,14 +1190,6 @@ def _balance_score(sizes: list[int]) -> int:
     return score - (1 << 32) if score & 0x80000000 else score
 
 
-def _at_level(levels: dict[int, set[int]], size: int) -> set[int]:
-    """The members at `size` in `_Reassignment.levels`, an empty set added when none was yet."""
-    members = levels.get(size)
-    if members is None:
-        members = levels[size] = set()
-    return members
-
-
 class _GeneralBuilder:
     """Kafka's general assignment over numpy arrays: `owner`, `stamp` (place in the owner's list) per global
     id, `sizes` per member. `build` is the flow; the steps it calls are written for this representation
@@ -1623,7 +1615,8 @@ class _Reassignment:
     mostly leaves these alone (a comparison per topic). When the only member at a topic's extreme moves
     off it, the new extreme is that member's new size, shared by an unknown number: the count is then
     -1 until a later move needs it; `most` counts it again from the topic's holders, `least` does without
-    it and asks the members at a size (`levels`) whether one of them subscribes. The maximum test is
+    it and looks whether a subscriber is still at the old size (`at_size` counts members per size, which
+    `_most_count` reads). The maximum test is
     Java's own: a member handed back a partition of a topic it no longer subscribes to can sit at its
     maximum without holding all it could get, or go above it.
 
@@ -1653,7 +1646,9 @@ class _Reassignment:
         # and the movable topics each member subscribes to
         topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
-        self.held: dict[int, set[int]] = {}  # member -> topics held
+        # member -> movable topics held (None: not built yet); lists, which mypyc iterates natively (a set
+        # goes through Python's iterator protocol)
+        self.held: list[list[int] | None] = [None] * len(self.sizes)
         if len(movable_all) > _INDEX_HOLDINGS:
             self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
         else:
@@ -1663,12 +1658,11 @@ class _Reassignment:
             for t in self.movable_of[m]:
                 self.n_full[t] += 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
-        # size -> the members at it; plain dicts (not `defaultdict`, `Counter`): mypyc's dict operations take
-        # their fast path on exact dicts only
-        self.levels: dict[int, set[int]] = {}
-        for m, size in enumerate(self.sizes):
-            _at_level(self.levels, size).add(m)
-        self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
+        # how many members are at each size: a move never raises the largest size (its target has 2+ less
+        # than some member), so the list never grows
+        self.at_size = [0] * (max(self.sizes) + 1)
+        for size in self.sizes:
+            self.at_size[size] += 1
 
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
@@ -1680,9 +1674,8 @@ class _Reassignment:
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
         self.least, self.n_least = [0] * n_topics, [0] * n_topics
-        held = self.held
-        for m in range(len(sizes)):
-            held[m] = set()
+        held: list[list[int]] = [[] for _ in sizes]
+        self.held = held  # type: ignore[assignment]  # all built
         count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
         for t in topics:
             run = owner[starts[t] : starts[t] + counts[t]]  # all assigned: the topic has subscribers
@@ -1699,7 +1692,7 @@ class _Reassignment:
             self.most[t] = high = max(at)
             self.n_most[t] = at.count(high)
             for m in holders:
-                held[m].add(t)
+                held[m].append(t)
             at = [sizes[m] for m in subs[t]]
             self.least[t] = low = min(at)
             self.n_least[t] = at.count(low)
@@ -1748,16 +1741,10 @@ class _Reassignment:
             holders = self.holders[t] = dict(zip(members, counts, strict=True))
         return holders
 
-    def _sub_set(self, t: int) -> set[int]:
-        subs = self.sub_sets.get(t)
-        if subs is None:
-            subs = self.sub_sets[t] = set(self.subs[t])
-        return subs
-
-    def _held(self, m: int) -> set[int]:
-        held = self.held.get(m)
+    def _held(self, m: int) -> list[int]:
+        held = self.held[m]
         if held is None:  # untouched so far: its holdings are the ones before any move
-            held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
+            held = self.held[m] = self.held_flat[self.held_at[m] : self.held_at[m + 1]]
         return held
 
     def perform(self, partitions: np.ndarray | list[int]) -> bool:
@@ -1790,41 +1777,50 @@ class _Reassignment:
         owner if that one has 2+ less, else to the least loaded subscriber if some subscriber has 2+ less.
         While no holder of a topic has 2+ more than its least subscriber, only partitions with a
         prevAssignment entry (`with_prev`, positions in `parts`) can move: the others are not looked at."""
-        owner, sizes, prev = self.owner, self.sizes, self.prev
         least, most, unbalanced = self.least, self.most, self.unbalanced
         modified = False
         for t, i, end in runs:
             while i < end and unbalanced:
                 limit = least[t] + 1
+                target = -1
+                # index loops (not one loop over an `Iterable`): mypyc compiles them to native C loops
                 if most[t] > limit:
-                    look: Iterable[int] = range(i, end)
-                elif with_prev:
-                    look = with_prev[bisect_left(with_prev, i) : bisect_left(with_prev, end)]
-                else:
-                    break
-                for j in look:
-                    p = parts[j]
-                    size = sizes[owner[p]]
-                    back = prev[p]
-                    if back != -1:
-                        if back == _FIXED_PREV:
-                            self.b._throw_fixed_prev(p, owner[p])
-                        if size > sizes[back] + 1:
-                            target = back
+                    for j in range(i, end):
+                        target = self._target(parts[j], t, limit)
+                        if target >= 0:
                             break
-                    if size > limit:
-                        for target in self.subs[t]:  # the first at the least size (`least[t]`) in member id order
-                            if sizes[target] == limit - 1:
-                                break
-                        break
-                else:
+                elif with_prev:
+                    for w in range(bisect_left(with_prev, i), bisect_left(with_prev, end)):
+                        j = with_prev[w]
+                        target = self._target(parts[j], t, limit)
+                        if target >= 0:
+                            break
+                if target < 0:
                     break
-                self._reassign(p, t, target)
+                self._reassign(parts[j], t, target)
                 modified = True
                 i = j + 1
             if not unbalanced:
                 break
         return modified
+
+    def _target(self, p: int, t: int, limit: int) -> int:
+        """Where the pass moves partition p of topic t (-1: nowhere): back to its prevAssignment owner if that
+        one has 2+ less, else to the first subscriber at the least size `limit - 1` if p's owner has more
+        than `limit`."""
+        sizes, owner = self.sizes, self.owner
+        size = sizes[owner[p]]
+        back = self.prev[p]
+        if back != -1:
+            if back == _FIXED_PREV:
+                self.b._throw_fixed_prev(p, owner[p])
+            if size > sizes[back] + 1:
+                return back
+        if size > limit:
+            for target in self.subs[t]:  # the first at the least size (`least[t]`) in member id order
+                if sizes[target] == limit - 1:
+                    return target
+        return -1
 
     def _reassign(self, p: int, t: int, target: int) -> None:
         """Java's `reassignPartition`: the partition actually moved can be another one of the topic (see
@@ -1849,14 +1845,14 @@ class _Reassignment:
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
         held = self.held
-        held_old = held.get(old)
+        held_old = held[old]
         if held_old is None:
             held_old = self._held(old)
-        held_new = held.get(new)
+        held_new = held[new]
         if held_new is None:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
-        changed = {t}
+        changed = [t]  # may repeat a topic: judging one is idempotent, cheaper than a set
         holders = self.holders.get(t)
         if holders is None:
             holders = self._holders(t)
@@ -1875,7 +1871,7 @@ class _Reassignment:
             holders[new] = joined + 1
         else:  # new joins them at its size, and moves up with its other topics below
             holders[new] = 1
-            held_new.add(t)
+            held_new.append(t)
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
             elif sn == most[t] and n_most[t] >= 0:
@@ -1889,55 +1885,54 @@ class _Reassignment:
                     n = self._most_count(k, so)
                 if n == 1:
                     most[k], n_most[k] = down, -1
-                    changed.add(k)
+                    changed.append(k)
                 else:
                     n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
                 most[k], n_most[k] = up, 1
-                changed.add(k)
+                changed.append(k)
             elif up == most[k] and n_most[k] > 0:
                 n_most[k] += 1
         sizes[new] = up
-        levels = self.levels
-        levels[so].remove(old)
-        vacated = levels[sn]
-        vacated.remove(new)
-        _at_level(levels, down).add(old)
-        _at_level(levels, up).add(new)
-        least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
+        at_size = self.at_size
+        at_size[so] -= 1
+        at_size[sn] -= 1
+        at_size[down] += 1
+        at_size[up] += 1
+        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
         old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
-                changed.add(k)
+                changed.append(k)
             elif down == least[k] and n_least[k] > 0:
                 n_least[k] += 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
-                changed.add(k)
+                changed.append(k)
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
                 if n > 1:
                     n_least[k] = n - 1
-                elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
+                elif n == 1 or not any(sizes[m] == sn for m in subs[k]):  # new was the last there
                     least[k], n_least[k] = up, -1
-                    changed.add(k)
+                    changed.append(k)
             if n_full[k]:
-                changed.add(k)
+                changed.append(k)
         top = self.max_size[old]
         if so == top or down == top:  # old leaves or reaches its maximum
             step = -1 if so == top else 1
             for k in old_topics:
                 n_full[k] += step
-            changed.update(old_topics)
+            changed.extend(old_topics)
         top = self.max_size[new]
         if sn == top or up == top:
             step = -1 if sn == top else 1
             for k in new_topics:
                 n_full[k] += step
-            changed.update(new_topics)
+            changed.extend(new_topics)
         unbalanced = self.unbalanced
         for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or self._breaks(k)):  # `_breaks`, its first tests inline
@@ -1950,7 +1945,7 @@ class _Reassignment:
         unknown, unless that holder is the only member at it: so on 93 % of the counts on the bench log)."""
         n = self.n_most[t]
         if n < 0:
-            if len(_at_level(self.levels, size)) == 1:
+            if self.at_size[size] == 1:
                 n = self.n_most[t] = 1
             else:
                 n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
