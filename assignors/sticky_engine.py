@@ -991,25 +991,45 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
     hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
 
     def _unkept(self) -> list[int]:  # type: ignore[override]
-        """`name_ordered` made here as a list (its array would be made from a list and listed again)."""
+        """`name_ordered` made here as a list (its array would be made from a list and listed again); the
+        topics read as `list[int]`, so that mypyc loops over the ranges natively."""
         kept = self._assign_owned()
         ctx = self.ctx
         start: list[int] = ctx.spec.topic_start.tolist()
-        return [p for t in ctx.topics_by_name for p in range(start[t], start[t + 1]) if p not in kept]
+        topics: list[int] = ctx.topics_by_name
+        unkept: list[int] = []
+        for t in topics:
+            for p in range(start[t], start[t + 1]):
+                if not kept[p]:
+                    unkept.append(p)
+        return unkept
 
-    def _assign_owned(self) -> set[int]:  # type: ignore[override]
+    def _assign_owned(self) -> list[bool]:  # type: ignore[override]
+        """Step 1 on lists; returns whether each global id is kept. Each member's claims are sorted as plain
+        ints `owned_order[p] * num_partitions + p` (a sort without a key function), p read back as the
+        remainder."""
         ctx = self.ctx
+        n = ctx.num_partitions
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
-        key = ctx.members.owned_order.__getitem__
-        claims = [sorted(ids, key=key) for ids in ctx.own_by_member]
+        order = ctx.members.owned_order
+        claims: list[list[int]] = []
+        for ids in ctx.own_by_member:
+            keys = [order[p] * n + p for p in ids]
+            keys.sort()
+            claims.append([k % n for k in keys])
         if multi:  # claimed twice in one generation: nobody keeps them
             claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps, default=0))
-        self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
+        lists = [c[:k] for c, k in zip(claims, keeps, strict=True)]
+        self.kept = lists  # type: ignore[assignment]
         self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
         self.multi = multi
-        return {p for c in self.kept for p in c}
+        kept = [False] * n
+        for c in lists:
+            for p in c:
+                kept[p] = True
+        return kept
 
     def _assign_round_robin(self, unassigned: list[int]) -> None:  # type: ignore[override]
         given: list[tuple[int, int]] = []
@@ -1067,7 +1087,11 @@ class _JavaHashSet:
         if len(items) > 8 and self.cap < 64:
             mask = self.cap - 1
             bucket = spread & mask
-            if [s & mask for s, _ in items.values()].count(bucket) >= 9:
+            n = 0
+            for s, _ in items.values():  # counted in a loop: no list made
+                if s & mask == bucket:
+                    n += 1
+            if n >= 9:
                 self.cap *= 2
         if len(items) > self.cap * 3 // 4:
             self.cap *= 2
