@@ -61,6 +61,7 @@ from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_block
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
+_SCAN_FILL = 32  # ... by a scan of up to this many candidates (`_heap_fill`), above by a heap
 _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above this many movable partitions
 # `_Members.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
 # the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
@@ -1191,19 +1192,33 @@ def _extremes(
     return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
 
 
-def _heap_fill(
-    n: int, cands: list[int], sizes: list[int], rank: list[int]
-) -> tuple[list[int], list[tuple[int, int, int]]]:
+def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> tuple[list[int], list[int]]:
     """`_GeneralBuilder._water_fill` one partition at a time: the receivers of n partitions, each the least
-    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the final heap of (size, rank, member)."""
-    heap = [(s, rank[m], m) for s, m in zip(sizes, cands, strict=True)]
-    heapq.heapify(heap)
-    got = []
-    for _ in range(n):
-        s, r, m = heap[0]
-        got.append(m)
-        heapq.heapreplace(heap, (s + 1, r, m))
-    return got, heap
+    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the candidates' final sizes. (size,
+    rank) is one int `size * len(rank) + rank` (ranks are distinct); up to `_SCAN_FILL` candidates a scan
+    finds the least (native loops), more take a heap of `key * len(cands) + position`."""
+    r, c = len(rank), len(cands)
+    keys = [s * r + rank[m] for s, m in zip(sizes, cands, strict=True)]
+    got: list[int] = []
+    if c <= _SCAN_FILL:
+        for _ in range(n):
+            best, low = 0, keys[0]
+            for i in range(1, c):
+                key = keys[i]
+                if key < low:
+                    best, low = i, key
+            got.append(cands[best])
+            keys[best] = low + r
+    else:
+        heap = [key * c + i for i, key in enumerate(keys)]
+        heapq.heapify(heap)
+        for _ in range(n):
+            i = heap[0] % c
+            got.append(cands[i])
+            heapq.heapreplace(heap, heap[0] + r * c)
+        for e in heap:
+            keys[e % c] = e // c
+    return got, [key // r for key in keys]
 
 
 def _balance_score(sizes: list[int]) -> int:
@@ -1400,9 +1415,9 @@ class _GeneralBuilder:
         ctx = self.ctx
         n = pids.size
         if n <= _HEAP_FILL:
-            got, heap = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
+            got, sizes = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
             self.owner[pids] = got
-            self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
+            self.sizes[cands] = sizes
         else:
             s = self.sizes[cands]
             rank = ctx.id_rank[cands]
@@ -1531,7 +1546,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                     kept += 1
                 else:
                     revocation_required = True
-            sizes[m] += kept - first
+            sizes[m] = sizes[m] + kept - first
         self.next_stamp = kept
         return revocation_required
 
@@ -1548,8 +1563,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             if not cands:  # Java skips partitions of topics nobody can take
                 continue
             pids = unassigned[first:end]
-            got, heap = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
-            for size, _, m in heap:
+            got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
+            for m, size in zip(cands, filled, strict=True):
                 sizes[m] = size
             for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
                 owner[p], stamp[p] = m, at
@@ -1651,7 +1666,8 @@ class _Reassignment:
     member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
     one indexes them with numpy and builds only those of the topics and members moves touch.
 
-    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
+    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them. Counters in
+    lists are updated as `x[i] = x[i] + 1`: mypyc compiles `x[i] += 1` to a generic `PyNumber` call."""
 
     def __init__(
         self, builder: _GeneralBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
@@ -1680,13 +1696,13 @@ class _Reassignment:
         self.n_full = [0] * n_topics
         for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
             for t in self.movable_of[m]:
-                self.n_full[t] += 1
+                self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         # how many members are at each size: a move never raises the largest size (its target has 2+ less
         # than some member), so the list never grows
         self.at_size = [0] * (max(self.sizes) + 1)
         for size in self.sizes:
-            self.at_size[size] += 1
+            self.at_size[size] = self.at_size[size] + 1
 
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
@@ -1704,7 +1720,7 @@ class _Reassignment:
         for t in topics:
             run = owner[starts[t] : starts[t] + counts[t]]  # all assigned: the topic has subscribers
             for m in run:
-                count[m] += 1
+                count[m] = count[m] + 1
             holders: dict[int, int] = {}
             for m in run:
                 n = count[m]
@@ -1754,7 +1770,11 @@ class _Reassignment:
         if not self.n_full[t]:
             return True
         sizes, top = self.sizes, self.max_size
-        low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
+        low = most  # the least subscriber size not at its maximum (a loop: `min` would make a generator)
+        for m in self.subs[t]:
+            size = sizes[m]
+            if size < low and size != top[m]:
+                low = size
         return most > low + 1
 
     def _holders(self, t: int) -> dict[int, int]:
@@ -1886,7 +1906,7 @@ class _Reassignment:
             held_old.remove(t)
             if so == most[t]:
                 recount = self._most_count(t, so) == 1
-                n_most[t] -= 1
+                n_most[t] = n_most[t] - 1
             del holders[old]
         else:
             holders[old] = n - 1
@@ -1899,7 +1919,7 @@ class _Reassignment:
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
             elif sn == most[t] and n_most[t] >= 0:
-                n_most[t] += 1
+                n_most[t] = n_most[t] + 1
         if recount:
             most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
         for k in held_old:
@@ -1918,13 +1938,13 @@ class _Reassignment:
                 most[k], n_most[k] = up, 1
                 changed.append(k)
             elif up == most[k] and n_most[k] > 0:
-                n_most[k] += 1
+                n_most[k] = n_most[k] + 1
         sizes[new] = up
         at_size = self.at_size
-        at_size[so] -= 1
-        at_size[sn] -= 1
-        at_size[down] += 1
-        at_size[up] += 1
+        at_size[so] = at_size[so] - 1
+        at_size[sn] = at_size[sn] - 1
+        at_size[down] = at_size[down] + 1
+        at_size[up] = at_size[up] + 1
         least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
         old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
@@ -1932,7 +1952,7 @@ class _Reassignment:
                 least[k], n_least[k] = down, 1
                 changed.append(k)
             elif down == least[k] and n_least[k] > 0:
-                n_least[k] += 1
+                n_least[k] = n_least[k] + 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
                 changed.append(k)
         for k in new_topics:
@@ -1949,13 +1969,13 @@ class _Reassignment:
         if so == top or down == top:  # old leaves or reaches its maximum
             step = -1 if so == top else 1
             for k in old_topics:
-                n_full[k] += step
+                n_full[k] = n_full[k] + step
             changed.extend(old_topics)
         top = self.max_size[new]
         if sn == top or up == top:
             step = -1 if sn == top else 1
             for k in new_topics:
-                n_full[k] += step
+                n_full[k] = n_full[k] + step
             changed.extend(new_topics)
         unbalanced = self.unbalanced
         for k in changed:  # each topic judged once, on the final state
