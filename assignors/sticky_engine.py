@@ -1575,8 +1575,10 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         movable = [len(ms) >= 2 for ms in cast("list[list[int]]", self.topic_subs)]
         self.movable_topic = movable  # type: ignore[assignment]
         movable_all = [p for p in _ints(self.sorted_all) if movable[ptopic[p]]]
-        holds_movable = {owner[p] for p in movable_all}
-        active = [m for m, size in enumerate(sizes) if size < max_size[m] or m in holds_movable]
+        holds_movable = [False] * len(sizes)  # flags: cheaper than a set of the holders
+        for p in movable_all:
+            holds_movable[owner[p]] = True
+        active = [m for m, size in enumerate(sizes) if size < max_size[m] or holds_movable[m]]
         return movable_all, active, [sizes[m] for m in active]
 
     def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
