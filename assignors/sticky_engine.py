@@ -61,6 +61,7 @@ from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_block
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
 _HEAP_FILL = 64  # `_GeneralBuilder._water_fill` hands out up to this many partitions one at a time
+_SCAN_FILL = 32  # ... by a scan of up to this many candidates (`_heap_fill`), above by a heap
 _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above this many movable partitions
 # `_Members.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
 # the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
@@ -990,25 +991,45 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
     hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
 
     def _unkept(self) -> list[int]:  # type: ignore[override]
-        """`name_ordered` made here as a list (its array would be made from a list and listed again)."""
+        """`name_ordered` made here as a list (its array would be made from a list and listed again); the
+        topics read as `list[int]`, so that mypyc loops over the ranges natively."""
         kept = self._assign_owned()
         ctx = self.ctx
         start: list[int] = ctx.spec.topic_start.tolist()
-        return [p for t in ctx.topics_by_name for p in range(start[t], start[t + 1]) if p not in kept]
+        topics: list[int] = ctx.topics_by_name
+        unkept: list[int] = []
+        for t in topics:
+            for p in range(start[t], start[t + 1]):
+                if not kept[p]:
+                    unkept.append(p)
+        return unkept
 
-    def _assign_owned(self) -> set[int]:  # type: ignore[override]
+    def _assign_owned(self) -> list[bool]:  # type: ignore[override]
+        """Step 1 on lists; returns whether each global id is kept. Each member's claims are sorted as plain
+        ints `owned_order[p] * num_partitions + p` (a sort without a key function), p read back as the
+        remainder."""
         ctx = self.ctx
+        n = ctx.num_partitions
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
-        key = ctx.members.owned_order.__getitem__
-        claims = [sorted(ids, key=key) for ids in ctx.own_by_member]
+        order = ctx.members.owned_order
+        claims: list[list[int]] = []
+        for ids in ctx.own_by_member:
+            keys = [order[p] * n + p for p in ids]
+            keys.sort()
+            claims.append([k % n for k in keys])
         if multi:  # claimed twice in one generation: nobody keeps them
             claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps, default=0))
-        self.kept = [c[:k] for c, k in zip(claims, keeps, strict=True)]  # type: ignore[misc]
+        lists = [c[:k] for c, k in zip(claims, keeps, strict=True)]
+        self.kept = lists  # type: ignore[assignment]
         self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
         self.multi = multi
-        return {p for c in self.kept for p in c}
+        kept = [False] * n
+        for c in lists:
+            for p in c:
+                kept[p] = True
+        return kept
 
     def _assign_round_robin(self, unassigned: list[int]) -> None:  # type: ignore[override]
         given: list[tuple[int, int]] = []
@@ -1066,7 +1087,11 @@ class _JavaHashSet:
         if len(items) > 8 and self.cap < 64:
             mask = self.cap - 1
             bucket = spread & mask
-            if [s & mask for s, _ in items.values()].count(bucket) >= 9:
+            n = 0
+            for s, _ in items.values():  # counted in a loop: no list made
+                if s & mask == bucket:
+                    n += 1
+            if n >= 9:
                 self.cap *= 2
         if len(items) > self.cap * 3 // 4:
             self.cap *= 2
@@ -1166,19 +1191,33 @@ def _extremes(
     return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
 
 
-def _heap_fill(
-    n: int, cands: list[int], sizes: list[int], rank: list[int]
-) -> tuple[list[int], list[tuple[int, int, int]]]:
+def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> tuple[list[int], list[int]]:
     """`_GeneralBuilder._water_fill` one partition at a time: the receivers of n partitions, each the least
-    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the final heap of (size, rank, member)."""
-    heap = [(s, rank[m], m) for s, m in zip(sizes, cands, strict=True)]
-    heapq.heapify(heap)
-    got = []
-    for _ in range(n):
-        s, r, m = heap[0]
-        got.append(m)
-        heapq.heapreplace(heap, (s + 1, r, m))
-    return got, heap
+    loaded of `cands` (their `sizes`) by (size, member id `rank`), and the candidates' final sizes. (size,
+    rank) is one int `size * len(rank) + rank` (ranks are distinct); up to `_SCAN_FILL` candidates a scan
+    finds the least (native loops), more take a heap of `key * len(cands) + position`."""
+    r, c = len(rank), len(cands)
+    keys = [s * r + rank[m] for s, m in zip(sizes, cands, strict=True)]
+    got: list[int] = []
+    if c <= _SCAN_FILL:
+        for _ in range(n):
+            best, low = 0, keys[0]
+            for i in range(1, c):
+                key = keys[i]
+                if key < low:
+                    best, low = i, key
+            got.append(cands[best])
+            keys[best] = low + r
+    else:
+        heap = [key * c + i for i, key in enumerate(keys)]
+        heapq.heapify(heap)
+        for _ in range(n):
+            i = heap[0] % c
+            got.append(cands[i])
+            heapq.heapreplace(heap, heap[0] + r * c)
+        for e in heap:
+            keys[e % c] = e // c
+    return got, [key // r for key in keys]
 
 
 def _balance_score(sizes: list[int]) -> int:
@@ -1187,14 +1226,6 @@ def _balance_score(sizes: list[int]) -> int:
     n = len(sizes)
     score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
-
-
-def _at_level(levels: dict[int, set[int]], size: int) -> set[int]:
-    """The members at `size` in `_Reassignment.levels`, an empty set added when none was yet."""
-    members = levels.get(size)
-    if members is None:
-        members = levels[size] = set()
-    return members
 
 
 class _GeneralBuilder:
@@ -1383,9 +1414,9 @@ class _GeneralBuilder:
         ctx = self.ctx
         n = pids.size
         if n <= _HEAP_FILL:
-            got, heap = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
+            got, sizes = _heap_fill(n, cands.tolist(), self.sizes[cands].tolist(), ctx.id_rank_list)
             self.owner[pids] = got
-            self.sizes[[m for _, _, m in heap]] = [s for s, _, _ in heap]
+            self.sizes[cands] = sizes
         else:
             s = self.sizes[cands]
             rank = ctx.id_rank[cands]
@@ -1514,7 +1545,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                     kept += 1
                 else:
                     revocation_required = True
-            sizes[m] += kept - first
+            sizes[m] = sizes[m] + kept - first
         self.next_stamp = kept
         return revocation_required
 
@@ -1531,8 +1562,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             if not cands:  # Java skips partitions of topics nobody can take
                 continue
             pids = unassigned[first:end]
-            got, heap = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
-            for size, _, m in heap:
+            got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
+            for m, size in zip(cands, filled, strict=True):
                 sizes[m] = size
             for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
                 owner[p], stamp[p] = m, at
@@ -1543,8 +1574,10 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         movable = [len(ms) >= 2 for ms in cast("list[list[int]]", self.topic_subs)]
         self.movable_topic = movable  # type: ignore[assignment]
         movable_all = [p for p in _ints(self.sorted_all) if movable[ptopic[p]]]
-        holds_movable = {owner[p] for p in movable_all}
-        active = [m for m, size in enumerate(sizes) if size < max_size[m] or m in holds_movable]
+        holds_movable = [False] * len(sizes)  # flags: cheaper than a set of the holders
+        for p in movable_all:
+            holds_movable[owner[p]] = True
+        active = [m for m, size in enumerate(sizes) if size < max_size[m] or holds_movable[m]]
         return movable_all, active, [sizes[m] for m in active]
 
     def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
@@ -1622,7 +1655,8 @@ class _Reassignment:
     mostly leaves these alone (a comparison per topic). When the only member at a topic's extreme moves
     off it, the new extreme is that member's new size, shared by an unknown number: the count is then
     -1 until a later move needs it; `most` counts it again from the topic's holders, `least` does without
-    it and asks the members at a size (`levels`) whether one of them subscribes. The maximum test is
+    it and looks whether a subscriber is still at the old size (`at_size` counts members per size, which
+    `_most_count` reads). The maximum test is
     Java's own: a member handed back a partition of a topic it no longer subscribes to can sit at its
     maximum without holding all it could get, or go above it.
 
@@ -1633,7 +1667,8 @@ class _Reassignment:
     member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
     one indexes them with numpy and builds only those of the topics and members moves touch.
 
-    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
+    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them. Counters in
+    lists are updated as `x[i] = x[i] + 1`: mypyc compiles `x[i] += 1` to a generic `PyNumber` call."""
 
     def __init__(
         self, builder: _GeneralBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
@@ -1652,7 +1687,9 @@ class _Reassignment:
         # and the movable topics each member subscribes to
         topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
-        self.held: dict[int, set[int]] = {}  # member -> topics held
+        # member -> movable topics held (None: not built yet); lists, which mypyc iterates natively (a set
+        # goes through Python's iterator protocol)
+        self.held: list[list[int] | None] = [None] * len(self.sizes)
         if len(movable_all) > _INDEX_HOLDINGS:
             self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
         else:
@@ -1660,14 +1697,13 @@ class _Reassignment:
         self.n_full = [0] * n_topics
         for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
             for t in self.movable_of[m]:
-                self.n_full[t] += 1
+                self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
-        # size -> the members at it; plain dicts (not `defaultdict`, `Counter`): mypyc's dict operations take
-        # their fast path on exact dicts only
-        self.levels: dict[int, set[int]] = {}
-        for m, size in enumerate(self.sizes):
-            _at_level(self.levels, size).add(m)
-        self.sub_sets: dict[int, set[int]] = {}  # `subs` as sets, for the topics moves count them for
+        # how many members are at each size: a move never raises the largest size (its target has 2+ less
+        # than some member), so the list never grows
+        self.at_size = [0] * (max(self.sizes) + 1)
+        for size in self.sizes:
+            self.at_size[size] = self.at_size[size] + 1
 
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
@@ -1679,14 +1715,13 @@ class _Reassignment:
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
         self.least, self.n_least = [0] * n_topics, [0] * n_topics
-        held = self.held
-        for m in range(len(sizes)):
-            held[m] = set()
+        held: list[list[int]] = [[] for _ in sizes]
+        self.held = held  # type: ignore[assignment]  # all built
         count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
         for t in topics:
             run = owner[starts[t] : starts[t] + counts[t]]  # all assigned: the topic has subscribers
             for m in run:
-                count[m] += 1
+                count[m] = count[m] + 1
             holders: dict[int, int] = {}
             for m in run:
                 n = count[m]
@@ -1698,7 +1733,7 @@ class _Reassignment:
             self.most[t] = high = max(at)
             self.n_most[t] = at.count(high)
             for m in holders:
-                held[m].add(t)
+                held[m].append(t)
             at = [sizes[m] for m in subs[t]]
             self.least[t] = low = min(at)
             self.n_least[t] = at.count(low)
@@ -1736,7 +1771,11 @@ class _Reassignment:
         if not self.n_full[t]:
             return True
         sizes, top = self.sizes, self.max_size
-        low = min((sizes[m] for m in self.subs[t] if sizes[m] != top[m]), default=most)
+        low = most  # the least subscriber size not at its maximum (a loop: `min` would make a generator)
+        for m in self.subs[t]:
+            size = sizes[m]
+            if size < low and size != top[m]:
+                low = size
         return most > low + 1
 
     def _holders(self, t: int) -> dict[int, int]:
@@ -1747,16 +1786,10 @@ class _Reassignment:
             holders = self.holders[t] = dict(zip(members, counts, strict=True))
         return holders
 
-    def _sub_set(self, t: int) -> set[int]:
-        subs = self.sub_sets.get(t)
-        if subs is None:
-            subs = self.sub_sets[t] = set(self.subs[t])
-        return subs
-
-    def _held(self, m: int) -> set[int]:
-        held = self.held.get(m)
+    def _held(self, m: int) -> list[int]:
+        held = self.held[m]
         if held is None:  # untouched so far: its holdings are the ones before any move
-            held = self.held[m] = set(self.held_flat[self.held_at[m] : self.held_at[m + 1]])
+            held = self.held[m] = self.held_flat[self.held_at[m] : self.held_at[m + 1]]
         return held
 
     def perform(self, partitions: np.ndarray | list[int]) -> bool:
@@ -1789,41 +1822,50 @@ class _Reassignment:
         owner if that one has 2+ less, else to the least loaded subscriber if some subscriber has 2+ less.
         While no holder of a topic has 2+ more than its least subscriber, only partitions with a
         prevAssignment entry (`with_prev`, positions in `parts`) can move: the others are not looked at."""
-        owner, sizes, prev = self.owner, self.sizes, self.prev
         least, most, unbalanced = self.least, self.most, self.unbalanced
         modified = False
         for t, i, end in runs:
             while i < end and unbalanced:
                 limit = least[t] + 1
+                target = -1
+                # index loops (not one loop over an `Iterable`): mypyc compiles them to native C loops
                 if most[t] > limit:
-                    look: Iterable[int] = range(i, end)
-                elif with_prev:
-                    look = with_prev[bisect_left(with_prev, i) : bisect_left(with_prev, end)]
-                else:
-                    break
-                for j in look:
-                    p = parts[j]
-                    size = sizes[owner[p]]
-                    back = prev[p]
-                    if back != -1:
-                        if back == _FIXED_PREV:
-                            self.b._throw_fixed_prev(p, owner[p])
-                        if size > sizes[back] + 1:
-                            target = back
+                    for j in range(i, end):
+                        target = self._target(parts[j], t, limit)
+                        if target >= 0:
                             break
-                    if size > limit:
-                        for target in self.subs[t]:  # the first at the least size (`least[t]`) in member id order
-                            if sizes[target] == limit - 1:
-                                break
-                        break
-                else:
+                elif with_prev:
+                    for w in range(bisect_left(with_prev, i), bisect_left(with_prev, end)):
+                        j = with_prev[w]
+                        target = self._target(parts[j], t, limit)
+                        if target >= 0:
+                            break
+                if target < 0:
                     break
-                self._reassign(p, t, target)
+                self._reassign(parts[j], t, target)
                 modified = True
                 i = j + 1
             if not unbalanced:
                 break
         return modified
+
+    def _target(self, p: int, t: int, limit: int) -> int:
+        """Where the pass moves partition p of topic t (-1: nowhere): back to its prevAssignment owner if that
+        one has 2+ less, else to the first subscriber at the least size `limit - 1` if p's owner has more
+        than `limit`."""
+        sizes, owner = self.sizes, self.owner
+        size = sizes[owner[p]]
+        back = self.prev[p]
+        if back != -1:
+            if back == _FIXED_PREV:
+                self.b._throw_fixed_prev(p, owner[p])
+            if size > sizes[back] + 1:
+                return back
+        if size > limit:
+            for target in self.subs[t]:  # the first at the least size (`least[t]`) in member id order
+                if sizes[target] == limit - 1:
+                    return target
+        return -1
 
     def _reassign(self, p: int, t: int, target: int) -> None:
         """Java's `reassignPartition`: the partition actually moved can be another one of the topic (see
@@ -1848,14 +1890,14 @@ class _Reassignment:
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
         held = self.held
-        held_old = held.get(old)
+        held_old = held[old]
         if held_old is None:
             held_old = self._held(old)
-        held_new = held.get(new)
+        held_new = held[new]
         if held_new is None:
             held_new = self._held(new)
         most, n_most = self.most, self.n_most
-        changed = {t}
+        changed = [t]  # may repeat a topic: judging one is idempotent, cheaper than a set
         holders = self.holders.get(t)
         if holders is None:
             holders = self._holders(t)
@@ -1865,7 +1907,7 @@ class _Reassignment:
             held_old.remove(t)
             if so == most[t]:
                 recount = self._most_count(t, so) == 1
-                n_most[t] -= 1
+                n_most[t] = n_most[t] - 1
             del holders[old]
         else:
             holders[old] = n - 1
@@ -1874,11 +1916,11 @@ class _Reassignment:
             holders[new] = joined + 1
         else:  # new joins them at its size, and moves up with its other topics below
             holders[new] = 1
-            held_new.add(t)
+            held_new.append(t)
             if sn > most[t]:
                 most[t], n_most[t] = sn, 1
             elif sn == most[t] and n_most[t] >= 0:
-                n_most[t] += 1
+                n_most[t] = n_most[t] + 1
         if recount:
             most[t], n_most[t] = max(map(sizes.__getitem__, holders)), -1
         for k in held_old:
@@ -1888,55 +1930,54 @@ class _Reassignment:
                     n = self._most_count(k, so)
                 if n == 1:
                     most[k], n_most[k] = down, -1
-                    changed.add(k)
+                    changed.append(k)
                 else:
                     n_most[k] = n - 1
         sizes[old] = down
         for k in held_new:
             if sn == most[k]:
                 most[k], n_most[k] = up, 1
-                changed.add(k)
+                changed.append(k)
             elif up == most[k] and n_most[k] > 0:
-                n_most[k] += 1
+                n_most[k] = n_most[k] + 1
         sizes[new] = up
-        levels = self.levels
-        levels[so].remove(old)
-        vacated = levels[sn]
-        vacated.remove(new)
-        _at_level(levels, down).add(old)
-        _at_level(levels, up).add(new)
-        least, n_least, n_full, sub_sets = self.least, self.n_least, self.n_full, self.sub_sets
+        at_size = self.at_size
+        at_size[so] = at_size[so] - 1
+        at_size[sn] = at_size[sn] - 1
+        at_size[down] = at_size[down] + 1
+        at_size[up] = at_size[up] + 1
+        least, n_least, n_full, subs = self.least, self.n_least, self.n_full, self.subs
         old_topics, new_topics = self.movable_of[old], self.movable_of[new]
         for k in old_topics:
             if so == least[k]:
                 least[k], n_least[k] = down, 1
-                changed.add(k)
+                changed.append(k)
             elif down == least[k] and n_least[k] > 0:
-                n_least[k] += 1
+                n_least[k] = n_least[k] + 1
             if n_full[k]:  # the least subscriber not at its maximum may have changed
-                changed.add(k)
+                changed.append(k)
         for k in new_topics:
             if sn == least[k]:
                 n = n_least[k]
                 if n > 1:
                     n_least[k] = n - 1
-                elif n == 1 or vacated.isdisjoint(sub_sets.get(k) or self._sub_set(k)):  # new was the last there
+                elif n == 1 or not any(sizes[m] == sn for m in subs[k]):  # new was the last there
                     least[k], n_least[k] = up, -1
-                    changed.add(k)
+                    changed.append(k)
             if n_full[k]:
-                changed.add(k)
+                changed.append(k)
         top = self.max_size[old]
         if so == top or down == top:  # old leaves or reaches its maximum
             step = -1 if so == top else 1
             for k in old_topics:
-                n_full[k] += step
-            changed.update(old_topics)
+                n_full[k] = n_full[k] + step
+            changed.extend(old_topics)
         top = self.max_size[new]
         if sn == top or up == top:
             step = -1 if sn == top else 1
             for k in new_topics:
-                n_full[k] += step
-            changed.update(new_topics)
+                n_full[k] = n_full[k] + step
+            changed.extend(new_topics)
         unbalanced = self.unbalanced
         for k in changed:  # each topic judged once, on the final state
             if most[k] > least[k] + 1 and (not n_full[k] or self._breaks(k)):  # `_breaks`, its first tests inline
@@ -1949,7 +1990,7 @@ class _Reassignment:
         unknown, unless that holder is the only member at it: so on 93 % of the counts on the bench log)."""
         n = self.n_most[t]
         if n < 0:
-            if len(_at_level(self.levels, size)) == 1:
+            if self.at_size[size] == 1:
                 n = self.n_most[t] = 1
             else:
                 n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
