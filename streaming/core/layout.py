@@ -164,6 +164,7 @@ class Relayout:
         self.partition_topic = new.partition_topic  # new global id -> live topic index
         self.ids_by_name = new.ids_by_name  # new global ids in Kafka's (topic name, partition) order
         self.name_rank = new.name_rank  # new global id -> its position in `ids_by_name`
+        self.in_name_order = new.in_name_order  # `ids_by_name` is the identity: global id order is name order
         member_topics = []
         rows = []
         member_live: list[list[int]] = []
@@ -268,6 +269,7 @@ class _PartitionLayout:
         # global ids in Kafka's (topic name, partition) order
         self.ids_by_name = ordinal + _by_topic([starts[t] - first_rank[t] for t in by_name],
                                                [sizes[t] for t in by_name])
+        self.in_name_order = by_name == live  # the live topics' ids are in name order (`ids_by_name` = `ordinal`)
         # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
         # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
         block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],

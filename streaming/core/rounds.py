@@ -46,6 +46,9 @@ class StrategyRounds:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
+        self._topics_by_name: list[int] | None = None  # `_name_topics`, made on first use
+        self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
+        self._by_member_value: tuple[list[int] | None, list[np.ndarray]] | None = None
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -179,20 +182,21 @@ class StrategyRounds:
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation. One stable
-        sort of the owners in that order lists them member after member, nobody's first (no selection of the
-        owned ones: each numpy call costs more than a small round's data); `argsort` the method, not numpy's
-        Python wrapper."""
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation."""
         lay = self.lay
         m_new = len(lay.member_ids)
-        who = owner[lay.ids_by_name]
-        if name in COOPERATIVE:  # a cooperative consumer revokes unsubscribed topics before it rejoins
-            who = np.where(lay.subscribed_or_nobody[who, lay.partition_topic[lay.ids_by_name]], who, -1)
-        ids = lay.ids_by_name[who.argsort(kind="stable")]
-        bounds = accumulate(np.bincount(who + _ONE, minlength=m_new + 1).tolist())
-        owned = [ids[a:b] for a, b in pairwise(bounds)]
+        # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
+        # a small one only when some member holds a partition of a topic it does not subscribe to
+        if name in COOPERATIVE and owner.size > SMALL_ROUND:
+            claims = _split(self._subscribed_owners(owner), None, lay)
+        else:
+            held, claims = self._by_member(owner)
+            if name in COOPERATIVE and _foreign(held, self._name_topics(), lay.subscribed_rows):  # type: ignore[arg-type]
+                who = self._subscribed_owners(owner)
+                claims = _split(who, who.tolist(), lay)
+        owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
-            return owned, np.full(m_new, generation, dtype=np.int64)
+            return owned, np.array([generation] * m_new, dtype=np.int64)
         gens = [-1] * m_new
         member_generation = st.member_generation.tolist()
         for i, c in enumerate(self.shape.carry):
@@ -211,6 +215,36 @@ class StrategyRounds:
                     gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
                 owned[i] = gids[np.argsort(lay.name_rank[gids], kind="stable")]
         return owned, np.array(gens, dtype=np.int64)
+
+    def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[np.ndarray]]:
+        """`owner` in name order as a list (None: a big round, done in numpy) and each member's partitions in that
+        order (`_split`), kept for the next call on the same owners: the event's other strategy (on the bench log
+        95 % of cooperative first rounds see the owners of the sticky one) or a follow-up round."""
+        key = owner.tobytes()
+        if key != self._by_member_key or self._by_member_value is None:
+            lay = self.lay
+            who = owner if lay.in_name_order else owner[lay.ids_by_name]
+            held: list[int] | None = None if owner.size > SMALL_ROUND else who.tolist()
+            self._by_member_key, self._by_member_value = key, (held, _split(who, held, lay))
+        return self._by_member_value
+
+    def _subscribed_owners(self, owner: np.ndarray) -> np.ndarray:
+        """`owner` in name order without the partitions of topics their owners do not subscribe to."""
+        lay = self.lay
+        who = owner[lay.ids_by_name]
+        return np.where(lay.subscribed_or_nobody[who, lay.partition_topic[lay.ids_by_name]], who, -1)
+
+    def _name_topics(self) -> list[int]:
+        """Each partition's live topic in name order when some member does not subscribe to every live topic,
+        else [] (nobody can hold a foreign partition): per event, for both cooperative rounds' claims."""
+        if self._topics_by_name is None:
+            lay = self.lay
+            if all(all(row) for row in lay.subscribed_rows):
+                self._topics_by_name = []
+            else:
+                pt = lay.partition_topic if lay.in_name_order else lay.partition_topic[lay.ids_by_name]
+                self._topics_by_name = pt.tolist()
+        return self._topics_by_name
 
     def _stale_claims(self, name: str) -> bool:
         """Whether a member still reports partitions that no longer exist (a deleted topic it still
@@ -293,21 +327,61 @@ def _phase(name: str, first: bool) -> str:
     return "incremental" if name in INCREMENTAL else "eager"
 
 
+def _split(who: np.ndarray, held: list[int] | None, lay: Relayout) -> list[np.ndarray]:
+    """Each member's partitions in name order, given their owners in that order (`who`; `held`: as a list, None
+    on a big round): slices of one stable sort of the owners, nobody's first; `argsort` the method, not numpy's
+    wrapper. On a few dozen partitions each numpy call costs more than the data, so one pass over the list counts
+    each member's partitions and finds them sorted already (one owner, or owners in blocks: no `argsort`), and a
+    member without partitions gets no slice."""
+    m_new = len(lay.member_ids)
+    ids = lay.ids_by_name
+    if held is None:
+        ids = ids[who.argsort(kind="stable")]
+        bounds = accumulate(np.bincount(who + _ONE, minlength=m_new + 1).tolist())
+        return [ids[a:b] for a, b in pairwise(bounds)]
+    counts = [0] * (m_new + 1)
+    ordered = True
+    last = -1
+    for w in held:
+        j = w + 1
+        counts[j] = counts[j] + 1  # not `+=`: compiled, that adds boxed ints
+        if w < last:
+            ordered = False
+        last = w
+    if not ordered:
+        ids = who.argsort(kind="stable") if lay.in_name_order else ids[who.argsort(kind="stable")]
+    owned = [_NO_CLAIM] * m_new
+    a = counts[0]
+    for i in range(m_new):
+        n = counts[i + 1]
+        if n:
+            owned[i] = ids if n == len(held) else ids[a:a + n]
+            a += n
+    return owned
+
+
+def _foreign(held: list[int], topics: list[int], rows: list[list[bool]]) -> bool:
+    """Whether a member holds a partition (`held`: owners in name order, `topics`: their topics, [] when every
+    member subscribes to every topic) of a topic it does not subscribe to (`rows`: `Relayout.subscribed_rows`)."""
+    return bool(topics) and any(w >= 0 and not rows[w][topics[k]] for k, w in enumerate(held))
+
+
 def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
     """Whether some member lost a partition it brought in (it revokes and rejoins at once). A small round loops
-    over Python lists and stops at the first one (its few members cost less than numpy calls); a big round's
-    claims are compared in one vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
+    over Python lists and stops at the first one (its few members cost less than numpy calls; `len`, not the
+    `size` attribute, and typed lists: compiled, each claim is then a C comparison); a big round's claims are
+    compared in one vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
     if new_owner.size > SMALL_ROUND:
         sizes = [ids.size for ids in owned]
         return any(sizes) and bool(
             (new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())
-    owners: list[int] | None = None
-    for i, ids in enumerate(owned):
-        if ids.size:
-            if owners is None:
-                owners = new_owner.tolist()
-            claimed: list[int] = ids.tolist()
-            for p in claimed:
-                if owners[p] != i:
-                    return True
+    claimants = [i for i, ids in enumerate(owned) if len(ids)]
+    if not claimants:
+        return False
+    owners: list[int] = new_owner.tolist()
+    for i in claimants:
+        claimed: list[int] = owned[i].tolist()
+        for p in claimed:
+            if owners[p] != i:
+                return True
     return False
