@@ -113,17 +113,11 @@ def _few_member_changes(
     """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
     over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds: list[int] = [0, *accumulate(topic_sizes.tolist())]
-    assigned: dict[int, dict[str, list[int]]] = {}
-    revoked: dict[int, dict[str, list[int]]] = {}
-    num_assigned = num_revoked = 0
+    entries: dict[int, dict[str, dict[str, list[int]]]] = {}  # member -> its changes
+    assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
     end = -1
-    # consecutive changes often share a member (Range hands out runs): the list last appended to is kept;
-    # else the topic's lists by member (RoundRobin alternates members)
-    last_new = last_prev = -1
-    new_numbers: list[int] = []
-    prev_numbers: list[int] = []
-    new_lists: dict[int, list[int]] = {}
-    prev_lists: dict[int, list[int]] = {}
+    name = ""
+    first = 0
     # typed lists and an index loop: compiled, the owners stay native ints (a `zip(strict=True)` yields objects)
     ids: list[int] = changed.tolist()
     news: list[int] = new_owner[changed].tolist()
@@ -133,29 +127,42 @@ def _few_member_changes(
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
-            last_new = last_prev = -1
-            new_lists, prev_lists = {}, {}
+            assigned.next_topic()
+            revoked.next_topic()
         if n >= 0:
-            num_assigned += 1
-            if n != last_new:
-                last_new = n
-                found = new_lists.get(n)
-                if found is None:
-                    found = new_lists[n] = assigned.setdefault(n, {})[name] = []
-                new_numbers = found
-            new_numbers.append(i - first)
+            assigned.add(n, name, i - first)
         if p >= 0:
-            num_revoked += 1
-            if p != last_prev:
-                last_prev = p
-                found = prev_lists.get(p)
-                if found is None:
-                    found = prev_lists[p] = revoked.setdefault(p, {})[name] = []
-                prev_numbers = found
-            prev_numbers.append(i - first)
-    out: Changes = {member_ids[m]: {"assigned": assigned.get(m, {}), "revoked": revoked.get(m, {})}
-                    for m in sorted(assigned.keys() | revoked.keys())}
-    return out, num_assigned, num_revoked
+            revoked.add(p, name, i - first)
+    out: Changes = {member_ids[m]: entries[m] for m in sorted(entries)}
+    return out, assigned.count, revoked.count
+
+
+class _Side:
+    """One side ("assigned" or "revoked") of a round's changes, collected in partition order topic by topic:
+    consecutive changes often share a member (Range hands out runs), so the list last appended to is kept;
+    else the topic's list of that member (RoundRobin alternates members)."""
+
+    def __init__(self, key: str, entries: dict[int, dict[str, dict[str, list[int]]]]) -> None:
+        self.key = key
+        self.entries = entries  # member -> its changes, both sides (`_entry`)
+        self.count = 0
+        self.last = -1
+        self.numbers: list[int] = []
+        self.lists: dict[int, list[int]] = {}
+
+    def next_topic(self) -> None:
+        self.last = -1
+        self.lists = {}
+
+    def add(self, member: int, name: str, number: int) -> None:
+        self.count += 1
+        if member != self.last:
+            self.last = member
+            found = self.lists.get(member)
+            if found is None:
+                found = self.lists[member] = _entry(self.entries, member)[self.key][name] = []
+            self.numbers = found
+        self.numbers.append(number)
 
 
 def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Sequence[str], topic_names: Sequence[str],
@@ -179,9 +186,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
     tally = [0] * (pairs if dense else 0)
     seen: list[int] = []  # the keys tallied in the current topic, first seen first
     entries: dict[int, dict[str, dict[str, list[int]]]] = {}  # member -> its changes
-    num_assigned = num_revoked = 0
-    new_numbers: list[int] = []
-    prev_numbers: list[int] = []
+    assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
     first = 0
     live = -1
     for t, size in enumerate(sizes):
@@ -190,10 +195,8 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         live += 1
         name = topic_names[t]
         end = first + size
-        # as in `_few_member_changes`: the list last appended to, else the topic's lists by member
-        last_new = last_prev = -1
-        new_lists: dict[int, list[int]] = {}
-        prev_lists: dict[int, list[int]] = {}
+        assigned.next_topic()
+        revoked.next_topic()
         last_p, last_n, run = prevs[first], news[first], 0
         for i in range(first, end):
             p, n = prevs[i], news[i]
@@ -204,23 +207,9 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
             if p == n:
                 continue
             if n >= 0:
-                num_assigned += 1
-                if n != last_new:
-                    last_new = n
-                    found = new_lists.get(n)
-                    if found is None:
-                        found = new_lists[n] = _entry(entries, n)["assigned"][name] = []
-                    new_numbers = found
-                new_numbers.append(i - first)
+                assigned.add(n, name, i - first)
             if p >= 0:
-                num_revoked += 1
-                if p != last_prev:
-                    last_prev = p
-                    found = prev_lists.get(p)
-                    if found is None:
-                        found = prev_lists[p] = _entry(entries, p)["revoked"][name] = []
-                    prev_numbers = found
-                prev_numbers.append(i - first)
+                revoked.add(p, name, i - first)
         _count_run(counts, tally if dense else None, seen, live * pairs + _pair_key(last_p, last_n, width), run)
         for key in seen:  # the dense tally of the topic, emptied for the next
             counts[key] = tally[key - live * pairs]
@@ -234,7 +223,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         prev = rest % width - 1
         triple = (rest // width, prev if prev < present else -1, key % width - 1)
         triples[triple] = triples.get(triple, 0) + count
-    return out, num_assigned, num_revoked, triples
+    return out, assigned.count, revoked.count, triples
 
 
 _DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
