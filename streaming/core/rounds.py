@@ -93,14 +93,15 @@ class StrategyRounds:
                 changes, assigned, revoked, counts = small_round(
                     prev_union if first else owner, new_owner, lay.union_ids if first else lay.member_ids,
                     self.shape.topics, self.shape.sizes, len(lay.member_ids))
-            elif first:
-                new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
-                changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids, self.shape.topics,
-                                                            lay.union_sizes)
-                counts = round_counts(before, new_owner, lay.partition_topic)
             else:
-                changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
-                                                            lay.sizes)
+                if first:
+                    new_union = new_owner if lay.union_is_new else move(
+                        new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
+                    changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids,
+                                                                self.shape.topics, lay.union_sizes)
+                else:
+                    changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
+                                                                lay.sizes)
                 counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
             if first and name not in COOPERATIVE and name not in INCREMENTAL:
