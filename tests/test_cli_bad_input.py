@@ -89,7 +89,7 @@ def test_report_unwritable_out_is_one_line(tmp_path: Path, capsys) -> None:
 
 def test_a_spark_or_jvm_failure_is_one_line_exit_1(tmp_path: Path, capsys, monkeypatch) -> None:
     """What `replay`/`serve` print when the query fails or the JVM dies (the real failures run to ~100 lines)."""
-    from py4j.protocol import Py4JNetworkError
+    from py4j.protocol import Py4JJavaError, Py4JNetworkError
     from pyspark.errors import PySparkException
 
     import streaming.cli.replay as replay_command
@@ -98,7 +98,11 @@ def test_a_spark_or_jvm_failure_is_one_line_exit_1(tmp_path: Path, capsys, monke
     log.write_text("{}\n")
     refused = ConnectionRefusedError(111, "Connection refused")
     refused.__context__ = Py4JNetworkError("Answer from Java side is empty")
+    query_failed = PySparkException("[STREAM_FAILED] Query [id = 2] terminated with exception: task failed")
+    query_failed.__context__ = Py4JJavaError.__new__(Py4JJavaError)  # PySpark's `raise converted from None`
     for error, expected in [
+        (query_failed,  # the JVM answered with the query's failure: not a lost JVM (CI stop 22 said it was)
+         "rebalance replay: Spark failed: [STREAM_FAILED] Query [id = 2] terminated with exception: task failed"),
         (PySparkException("\n  [STREAM_FAILED] Query [id = 1] terminated with exception\n  at ..."),
          "rebalance replay: Spark failed: [STREAM_FAILED] Query [id = 1] terminated with exception"),
         (Py4JNetworkError("Answer from Java side is empty"),

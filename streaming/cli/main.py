@@ -237,22 +237,34 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _spark_failure(exc: BaseException) -> str | None:
-    """One line for a failure of Spark or of its JVM (whose tracebacks run to a hundred lines), else None."""
-    module = type(exc).__module__ or ""
-    chain: BaseException | None = exc
-    while chain is not None:  # a dead JVM: py4j's reconnect attempt raises ConnectionRefusedError over its own error
-        if (type(chain).__module__ or "").startswith("py4j"):
-            module = "py4j"
-        chain = chain.__cause__ or chain.__context__
-    if module.startswith("py4j"):
+    """One line for a failure of Spark or of its JVM (whose tracebacks run to a hundred lines), else None.
+
+    The JVM is lost when py4j itself failed (a network error, or py4j's reconnect attempt raising
+    ConnectionRefusedError over its own error). A `Py4JJavaError` is not that: the JVM answered with a Java
+    exception, and PySpark raises its converted error over it (`raise ... from None` still keeps the
+    original as `__context__`), so the query's own failure is what the line names."""
+    from py4j.protocol import Py4JJavaError
+
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and len(chain) < 32:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    if any((type(e).__module__ or "").startswith("py4j") and not isinstance(e, Py4JJavaError) for e in chain):
         return ("the Spark JVM stopped answering (killed, or out of memory?); a restart with the same "
                 "--checkpoint resumes after the last completed batch")
-    if module.startswith("pyspark"):
+    if isinstance(exc, Py4JJavaError):  # a Java exception PySpark did not convert: its own line
+        try:
+            text = str(exc)  # asks the JVM for the Java trace
+        except Exception:  # the JVM went away since: the class name still says what failed
+            text = ""
+        java = [line.lstrip(": ").strip() for line in text.splitlines() if line.startswith(": ")]
+        return f"Spark failed: {(java or [type(exc).__name__])[0][:300]}"
+    if (type(exc).__module__ or "").startswith("pyspark"):
         text = str(exc).strip().splitlines()
         first = next((line.strip() for line in text if line.strip()), type(exc).__name__)
         return f"Spark failed: {first[:300]}"
     return None
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -46,7 +46,7 @@ from streaming.kafka.coordinator_records import MemberMetadata
 from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
-from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
+from streaming.kafka.transactions import last_marker, write_batch
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _EVENT_LIMIT = Limits().max_event_bytes
@@ -83,13 +83,9 @@ class EventsTopic:
         if not events:
             return
         self.batch += 1
-        producer = batch_producer(self.client_options, self.writer_id, self.batch)
-        try:
-            commit_batch(producer, [(self.topic, ev["group"].encode("utf-8"), _ENCODER.encode(ev).encode("utf-8"))
-                                    for ev in events], self.marker_topic, self.writer_id.encode(),
-                         {"batch": self.batch, "events": len(events), "positions": self.positions})
-        finally:
-            producer.close()
+        records = [(self.topic, ev["group"].encode("utf-8"), _ENCODER.encode(ev).encode("utf-8")) for ev in events]
+        write_batch(self.client_options, self.writer_id, self.batch, lambda: records, self.marker_topic,
+                    {"events": len(events), "positions": self.positions})
 
 
 class CaptureFailed(RuntimeError):

@@ -22,9 +22,7 @@ from typing import Any
 from streaming.kafka.consumer import read_until
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import DEFAULT_TOPIC_CONFIGS, ensure_topics
-from streaming.kafka.transactions import SEND_CHUNK_BYTES
-
-Record = tuple[str, bytes | None, bytes | None]  # (topic, key, value)
+from streaming.kafka.transactions import SEND_CHUNK_BYTES, Record
 
 # One partition per concurrently running task of a sink keeps each attempt's records consecutive (one offset
 # range per task, one seek on the driver). The sink runs spark.sql.shuffle.partitions tasks (2 in this

@@ -6,6 +6,11 @@ Shared by the Spark sink (`streaming.spark.kafka_sink`, where the pattern is exp
 (`last_marker`), takes a producer for the next batch (`batch_producer`) and commits the batch's records plus
 its marker together. Why a fresh transactional id per batch: a producer id that ever aborted must not write
 again on noida-db 0.2.3 (later fetches keep reporting the abort), so no id is reused across batches.
+
+`write_batch` is the whole protocol, used by both writers. It checks each commit by reading its marker back:
+noida-db killed while a transaction is open aborts that transaction when it restarts, and still answers the
+producer's commit with success (measured: the marker and records then read back as aborted). Apache Kafka
+keeps an open transaction across a broker restart; there the check costs one fetch per batch.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from streaming.kafka.consumer import committed_consumer
+from streaming.kafka.consumer import committed_consumer, read_until
 from streaming.kafka.options import to_kafka_python
 
 log = logging.getLogger(__name__)
 
 MAX_FENCING_ATTEMPTS = 1000
+LOST_COMMIT_ATTEMPTS = 5  # commits of one batch whose marker the broker aborted, before the batch fails
+Record = tuple[str, bytes | None, bytes | None]  # (topic, key, value)
 # kafka-python 3 has no `buffer_memory` bound: `send` never blocks, so a writer faster than the broker buffers
 # everything it sends. Writers flush after this many bytes, which bounds their buffers to about one chunk.
 SEND_CHUNK_BYTES = 16 * 1024 * 1024
@@ -92,13 +99,57 @@ def last_marker(client_options: Mapping[str, Any], marker_topic: str, key: bytes
         consumer.close()
 
 
-def commit_batch(producer: Any, records: Iterable[tuple[str, bytes | None, bytes | None]], marker_topic: str,
-                 key: bytes, marker: Mapping[str, Any], before_commit: Callable[[], None] = lambda: None,
-                 after_commit: Callable[[], None] = lambda: None) -> None:
+def write_batch(client_options: Mapping[str, Any], writer_id: str, batch_id: int,
+                records: Callable[[], Iterable[Record]], marker_topic: str, marker: Mapping[str, Any], *,
+                before_commit: Callable[[Any], None] = lambda producer: None,
+                after_commit: Callable[[], None] = lambda: None) -> bool:
+    """Batch `batch_id` of `writer_id` committed exactly once: fence earlier attempts (`batch_producer`), return
+    False if the marker topic already holds the batch, else commit `records()` with the marker
+    ``{"batch": batch_id, **marker}`` and read the marker back. A marker the broker aborted after answering the
+    commit with success (see the module doc) means the batch is written again, under its next transactional
+    id; `records` is called once per attempt. The hooks let crash tests stop between the steps."""
+    key = writer_id.encode()
+    for _ in range(LOST_COMMIT_ATTEMPTS):
+        producer = batch_producer(client_options, writer_id, batch_id)
+        try:
+            last = last_marker(client_options, marker_topic, key)
+            if last is not None and batch_id <= int(last["batch"]):
+                log.info("%s: batch %d already committed (marker %d), skipped", writer_id, batch_id, last["batch"])
+                return False
+            offset = commit_batch(producer, records(), marker_topic, key, {"batch": batch_id, **marker},
+                                  before_commit, after_commit)
+        finally:
+            producer.close()
+        if marker_committed(client_options, marker_topic, offset):
+            return True
+        log.warning("%s: the broker aborted batch %d after committing it (restarted?); writing it again",
+                    writer_id, batch_id)
+    raise RuntimeError(f"{writer_id}: batch {batch_id}'s commit was aborted by the broker {LOST_COMMIT_ATTEMPTS} times")
+
+
+def marker_committed(client_options: Mapping[str, Any], marker_topic: str, offset: int, timeout_s: float = 60.0
+                     ) -> bool:
+    """Whether the marker at `offset` (partition 0) is committed: a read_committed reader returns it, or moves
+    past it once the transaction's abort is written. TimeoutError while the transaction's outcome is not
+    written within `timeout_s` (the batch then fails, and its re-run fences the transaction)."""
+    from kafka import TopicPartition
+
+    consumer = committed_consumer(client_options)
+    tp = TopicPartition(marker_topic, 0)
+    try:
+        consumer.assign([tp])
+        consumer.seek(tp, offset)
+        return any(r.offset == offset for r in read_until(consumer, tp, offset + 1, timeout_s))
+    finally:
+        consumer.close()
+
+
+def commit_batch(producer: Any, records: Iterable[Record], marker_topic: str, key: bytes, marker: Mapping[str, Any],
+                 before_commit: Callable[[Any], None], after_commit: Callable[[], None]) -> int:
     """`records` (topic, key, value) and the `marker` (partition 0 of the marker topic, keyed by the writer)
-    in one transaction of `producer` (from `batch_producer`); aborted if anything fails. `records` may be a
-    stream (staged rows read back): the producer's buffer holds at most about `SEND_CHUNK_BYTES`. The hooks let
-    crash tests stop between the steps."""
+    in one transaction of `producer` (from `batch_producer`); aborted if anything fails. Returns the marker's
+    offset. `records` may be a stream (staged rows read back): the producer's buffer holds at most about
+    `SEND_CHUNK_BYTES`. The hooks: see `write_batch`."""
     producer.begin_transaction()
     try:
         unflushed = 0
@@ -108,8 +159,8 @@ def commit_batch(producer: Any, records: Iterable[tuple[str, bytes | None, bytes
             if unflushed >= SEND_CHUNK_BYTES:
                 producer.flush()
                 unflushed = 0
-        producer.send(marker_topic, key=key, value=json.dumps(dict(marker)).encode(), partition=0)
-        before_commit()
+        sent = producer.send(marker_topic, key=key, value=json.dumps(dict(marker)).encode(), partition=0)
+        before_commit(producer)
         producer.commit_transaction()
         after_commit()
     except BaseException:
@@ -118,3 +169,4 @@ def commit_batch(producer: Any, records: Iterable[tuple[str, bytes | None, bytes
         except Exception:  # the original error matters; fencing cleans up on the next attempt
             log.exception("abort after a failed transactional commit failed")
         raise
+    return int(sent.get().offset)

@@ -66,7 +66,7 @@ missing, see `streaming.kafka.staging`), ``spillBytesPerTask`` (default 64 MiB),
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -74,9 +74,9 @@ from pyspark.sql.datasource import CaseInsensitiveDict, DataSource, DataSourceSt
 from pyspark.sql.types import Row, StructType
 
 from streaming.kafka.options import kafka_client_options, to_kafka_python
-from streaming.kafka.staging import Record, Staged, Stager, read_staged
+from streaming.kafka.staging import Staged, Stager, read_staged
 from streaming.kafka.topics import ensure_topics
-from streaming.kafka.transactions import batch_producer, commit_batch, last_marker
+from streaming.kafka.transactions import Record, last_marker, write_batch
 from streaming.spark.faults import pause_point
 from streaming.spark.schemas import SINK_SCHEMA
 
@@ -182,9 +182,11 @@ class KafkaEosStreamWriter(DataSourceStreamWriter):
         count = sum(m.count for m in collected)
         if not count:
             return  # nothing to make exactly-once; a re-run of an empty batch writes nothing either
-        # lazily, task by task: staged rows are read back while the transaction sends them
-        records = chain.from_iterable(m.rows if m.staged is None else read_staged(self.client_options, m.staged)
-                                      for m in collected)
+
+        def records() -> Iterator[Record]:  # lazily, task by task: staged rows are read back as they are sent
+            return chain.from_iterable(m.rows if m.staged is None else read_staged(self.client_options, m.staged)
+                                       for m in collected)
+
         TransactionalCommit(self.client_options, self.marker_topic, self.sink_id(collected[0].query_id)).commit(
             batchId, records, count)
 
@@ -200,25 +202,17 @@ class TransactionalCommit:
         self.marker_topic = marker_topic
         self.sink_id = sink_id
 
-    def commit(self, batch_id: int, rows: Iterable[Record], count: int) -> bool:
-        """Writes `rows` (`count` of them, consumed only if the batch is new); False when already committed."""
+    def commit(self, batch_id: int, rows: Callable[[], Iterable[Record]], count: int) -> bool:
+        """Writes `rows()` (`count` of them; called once per attempt, and not at all if the batch was committed
+        before); False when already committed. The protocol: `streaming.kafka.transactions.write_batch`."""
         bootstrap = self.client_options["bootstrap.servers"]
         if (bootstrap, self.marker_topic) not in _ensured:
             ensure_topics(bootstrap, {self.marker_topic: 1}, kafka_options=self.client_options)
             _ensured.add((bootstrap, self.marker_topic))
-        producer = batch_producer(self.client_options, self.sink_id, batch_id)
-        try:
-            last = self.last_committed_batch()
-            if batch_id <= last:
-                log.info("rebalance-kafka-eos: batch %d already committed (marker %d), skipped", batch_id, last)
-                return False
-            commit_batch(producer, rows, self.marker_topic, self.sink_id.encode(),
-                         {"batch": batch_id, "records": count},
-                         before_commit=lambda: pause_point("sink-before-commit", batch_id, before=producer.flush),
-                         after_commit=lambda: pause_point("sink-after-commit", batch_id))  # crash tests only
-            return True
-        finally:
-            producer.close()
+        return write_batch(self.client_options, self.sink_id, batch_id, rows, self.marker_topic, {"records": count},
+                           before_commit=lambda producer: pause_point("sink-before-commit", batch_id,
+                                                                      before=producer.flush),
+                           after_commit=lambda: pause_point("sink-after-commit", batch_id))  # crash tests only
 
     def last_committed_batch(self) -> int:
         """Newest committed marker of this sink (-1: none yet)."""

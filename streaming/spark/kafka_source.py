@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark.sql.datasource import CaseInsensitiveDict, DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (
@@ -45,7 +45,10 @@ from pyspark.sql.types import StructType
 from streaming.core.lines import PREFIX_BYTES, SIZE_HEADER
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.options import kafka_client_options, to_kafka_python
+from streaming.kafka.retry import until_answered
 from streaming.spark.schemas import SOURCE_SCHEMA
+
+T = TypeVar("T")
 
 EARLIEST, LATEST = -2, -1
 
@@ -130,8 +133,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._admin = KafkaAdminClient(**to_kafka_python(self.client_options, "admin"))
         return self._admin
 
+    def _ask(self, request: Callable[[Any], T]) -> T:
+        """`request(admin)`, with a new admin client while the cluster does not answer, for up to
+        `pollTimeoutMs` (`streaming.kafka.retry`: a restarted broker can leave the old client failing)."""
+        return until_answered(lambda: request(self._admin_client()), timeout_s=self.poll_timeout_ms / 1000,
+                              reset=self.stop, what=f"rebalance-kafka: topic {self.topic}")
+
     def _partitions(self) -> list[int]:
-        (desc,) = self._admin_client().describe_topics([self.topic])
+        (desc,) = self._ask(lambda admin: admin.describe_topics([self.topic]))
         if desc["error_code"] or not desc["partitions"]:
             raise RuntimeError(f"rebalance-kafka: topic {self.topic!r} not found (error {desc['error_code']})")
         return sorted(p["partition_index"] for p in desc["partitions"])
@@ -142,9 +151,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         from kafka.protocol.consumer.offsets import IsolationLevel
 
         spec_ = OffsetSpec.LATEST if spec == LATEST else OffsetSpec.EARLIEST
-        found = self._admin_client().list_partition_offsets(
-            {TopicPartition(self.topic, p): spec_ for p in partitions},
-            isolation_level=IsolationLevel.READ_COMMITTED)
+        found = self._ask(lambda admin: admin.list_partition_offsets(
+            {TopicPartition(self.topic, p): spec_ for p in partitions}, isolation_level=IsolationLevel.READ_COMMITTED))
         return {tp.partition: o.offset for tp, o in found.items()}
 
     def _end_offsets(self) -> dict[int, int]:
@@ -254,6 +262,13 @@ def cached_consumer(client_options: Mapping[str, str]) -> Any:
     return consumer
 
 
+def drop_cached_consumer(client_options: Mapping[str, str]) -> None:
+    """Close and forget this worker's consumer for these settings (its connections failed)."""
+    consumer = _consumers.pop(json.dumps(client_options, sort_keys=True), None)
+    if consumer is not None:
+        consumer.close()
+
+
 def _cut(value: bytes | None, headers: list[tuple[str, bytes]], max_event_bytes: int | None
          ) -> tuple[bytes | None, list[tuple[str, bytes]]]:
     """A value over `max_event_bytes` as its prefix, its true size in `SIZE_HEADER` (one already there, from
@@ -277,11 +292,17 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
     from pyspark.sql.pandas.types import to_arrow_schema
 
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
-    consumer = cached_consumer(client_options)
     tp = TopicPartition(part.topic, part.partition)
-    consumer.assign([tp])
+
+    def assigned() -> tuple[Any, int, int]:
+        consumer = cached_consumer(client_options)
+        consumer.assign([tp])
+        return consumer, consumer.beginning_offsets([tp])[tp], consumer.end_offsets([tp])[tp]
+
+    consumer, earliest, latest = until_answered(assigned, timeout_s=poll_timeout_ms / 1000,
+                                                reset=lambda: drop_cached_consumer(client_options),
+                                                what=f"rebalance-kafka: {part.topic}-{part.partition}")
     start, until = part.from_offset, part.until_offset
-    earliest = consumer.beginning_offsets([tp])[tp]
     if earliest > start:
         lost = (f"{part.topic}-{part.partition}: offsets {start}..{min(earliest, until) - 1} are no longer "
                 f"available (earliest offset is {earliest}; deleted by retention or delete-records)")
@@ -290,7 +311,6 @@ def read_range(part: KafkaRange, client_options: Mapping[str, str], schema: Stru
         start = earliest
     if start >= until:
         return
-    latest = consumer.end_offsets([tp])[tp]
     if latest < until:
         lost = f"{part.topic}-{part.partition}: planned to read up to offset {until} but the log ends at {latest}"
         if fail_on_data_loss:

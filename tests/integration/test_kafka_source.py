@@ -193,3 +193,59 @@ def test_a_worker_holds_a_bounded_batch_and_no_value_over_the_event_limit(kafka_
                                                [{"key": SIZE_HEADER, "value": b"5000000"}]]
     assert all(r["headers"] is None for r in rows[2:])
     assert [batch.num_rows for batch in batches] == [4, 3, 1]  # about 400 kB of values each
+
+
+def test_planning_and_reading_wait_for_a_restarted_broker(tmp_path):
+    """The source's driver side (end offsets, through one long-lived admin client) and a task's read (through
+    the worker's cached consumer), each called while the broker is down and restarting: both answer once it
+    is back, instead of failing the query (kafka-python raises at once while a broker is down, and a client
+    can keep failing after the restart: `streaming.kafka.retry`). A broker of its own: the test kills it."""
+    import os
+    import signal
+
+    from streaming.kafka.broker import LocalBroker
+    from streaming.kafka.topics import ensure_topics
+    from streaming.spark.kafka_source import read_range
+
+    broker = LocalBroker(data_dir=tmp_path / "broker").start()
+    restarted: list[LocalBroker] = []
+
+    def kill_and_restart_in(seconds: float) -> threading.Thread:
+        assert broker.process is not None
+        os.kill(broker.process.pid, signal.SIGKILL)
+        broker.process.wait()
+
+        def restart() -> None:
+            time.sleep(seconds)
+            restarted.append(LocalBroker(port=broker.port, data_dir=broker.data_dir).start())
+
+        thread = threading.Thread(target=restart)
+        thread.start()
+        return thread
+
+    try:
+        ensure_topics(broker.bootstrap, {"events": 2})
+        produce(broker.bootstrap, "events", [(i % 2, b"g", f"e{i}".encode()) for i in range(10)])
+        time.sleep(1.5)  # noida-db saves acknowledged writes within ~0.5 s (test_faults.py)
+        options = {"bootstrap.servers": broker.bootstrap}
+        reader = KafkaStreamReader({"kafka.bootstrap.servers": broker.bootstrap, "subscribe": "events",
+                                    "startingOffsets": "earliest", "pollTimeoutMs": "60000"}, SOURCE_SCHEMA)
+        start = reader.initialOffset()
+        assert reader.latestOffset(start, ReadAllAvailable()) == {"events": {"0": 5, "1": 5}}
+        list(read_range(KafkaRange("events", 0, 0, 5), options, SOURCE_SCHEMA, fail_on_data_loss=True,
+                        poll_timeout_ms=60_000, batch_rows=100))  # the worker's consumer, connected
+
+        restarting = kill_and_restart_in(3)
+        assert reader.latestOffset(start, ReadAllAvailable()) == {"events": {"0": 5, "1": 5}}
+        restarting.join()
+        broker = restarted.pop()
+        restarting = kill_and_restart_in(3)
+        batches = list(read_range(KafkaRange("events", 1, 0, 5), options, SOURCE_SCHEMA, fail_on_data_loss=True,
+                                  poll_timeout_ms=60_000, batch_rows=100))
+        restarting.join()
+        broker = restarted.pop()
+        read = [v for b in batches for v in b.column("value").to_pylist()]
+        assert read == [f"e{i}".encode() for i in (1, 3, 5, 7, 9)]
+        reader.stop()
+    finally:
+        broker.stop()
