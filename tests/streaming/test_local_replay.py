@@ -111,3 +111,27 @@ def test_bundled_samples_replay_without_dead_letters(sample: str) -> None:
 def test_rejects_bad_batch_size() -> None:
     with pytest.raises(ValueError, match="max_events_per_batch"):
         list(replay([], PipelineConfig(), max_events_per_batch=0))
+
+
+def test_the_loop_collects_young_objects_less_often_and_restores_the_collector_after() -> None:
+    """`replay_batches` raises the first generation's threshold while it runs and puts the caller's back when it
+    ends, exhausted or closed early (a replay inside a service must not retune the whole process for good)."""
+    import gc
+
+    from streaming.core.local import YOUNG_COLLECTION_THRESHOLD
+
+    joins = [{"group": f"g{i % 3}", "type": "join", "member": f"m{i}", "topics": ["t"]} for i in range(1, 10)]
+    events = [SourceRecord(json.dumps(j).encode(), None, {"file": "x", "line": i}, (0, i), None)
+              for i, j in enumerate(joins, 1)]
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        running = replay(iter(events), PipelineConfig(), max_events_per_batch=2)
+        next(running)
+        assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, 10, 10)
+        running.close()
+        assert gc.get_threshold() == (700, 10, 10)
+        assert len(list(replay(iter(events), PipelineConfig()))) > 0
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*before)
