@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -81,7 +81,7 @@ def replay_batches(
     now_ms: Callable[[], int] = wall_clock_ms,
     *,
     states: dict[str, bytes] | None = None,
-) -> Iterator[list[OutputRecord]]:
+) -> Generator[list[OutputRecord], None, None]:
     """One list of output records per micro-batch, in source order; one state blob per group.
 
     Per batch, each group's records go to one `step` call, as Spark would do. `states` (group -> blob) may
