@@ -75,11 +75,24 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
     if (
         len(keys) > _TREEIFY_THRESHOLD
         and capacity < _MIN_TREEIFY_CAPACITY
-        and max(Counter(s & (first - 1) for s in spreads).values()) > _TREEIFY_THRESHOLD
+        and _has_long_bucket(spreads, first)
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spreads, first)
     buckets = [s & (capacity - 1) for s in spreads]
     return np.array(sorted(range(len(keys)), key=buckets.__getitem__), dtype=np.int64)  # stable: insertion order
+
+
+def _has_long_bucket(spread: list[int], capacity: int) -> bool:
+    """Whether a bucket of a `capacity`-bucket table holds more than `_TREEIFY_THRESHOLD` of these spread
+    hashes: counted in a list (a `Counter` of a generator cost half of a 10-member group's ordering)."""
+    counts = [0] * capacity
+    mask = capacity - 1
+    for s in spread:
+        n = counts[s & mask] + 1
+        if n > _TREEIFY_THRESHOLD:
+            return True
+        counts[s & mask] = n
+    return False
 
 
 def _string_hashes(keys: list[str]) -> np.ndarray:

@@ -55,7 +55,7 @@ from typing import cast
 import numpy as np
 
 from assignors.errors import KafkaAssignorError
-from assignors.javaorder import hashmap_positions, java_string_hash, java_string_key
+from assignors.javaorder import java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -277,6 +277,8 @@ class _Members:
         self._owned_order: list[int] | None = None
         self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
         self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
+        self._topic_flags: list[list[bool]] | None = None
+        self._small_movable: tuple[list[bool], list[int]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -420,6 +422,35 @@ class _Members:
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @property
+    def topic_flags(self) -> list[list[bool]]:
+        """Per member (`small_tables`' order), per topic: does it subscribe? `_SmallGeneralBuilder._keep_owned`
+        asks it per owned partition, where `in` the member's topics compared them one by one. Members
+        sharing a subscription share its flags."""
+        if self._topic_flags is None:
+            n_topics = len(self.spec.topic_names)
+            shared: dict[int, list[bool]] = {}
+            flags: list[list[bool]] = []
+            for topics in self.small_tables[1]:
+                row = shared.get(id(topics))
+                if row is None:
+                    row = shared[id(topics)] = [False] * n_topics
+                    for t in topics:
+                        row[t] = True
+                flags.append(row)
+            self._topic_flags = flags
+        return self._topic_flags
+
+    @property
+    def small_movable(self) -> tuple[list[bool], list[int]]:
+        """For `_SmallGeneralBuilder._movable`: per topic, has it two or more subscribers; and the partitions
+        of those topics in `small_tables`' order (read-only: shared by the event's rounds)."""
+        if self._small_movable is None:
+            subs, _, _, sorted_all, ptopic = self.small_tables
+            movable = [len(ms) >= 2 for ms in subs]
+            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]]
+        return self._small_movable
+
+    @property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         """`_Reassignment`'s tables (see there): the topics with two or more subscribers, per topic its
         subscribers in member id order, and per member its movable topics, ascending."""
@@ -482,6 +513,7 @@ class _Context:
         member (`own_by_member`), what their builders read per member, the arrays made only if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
+        self.owned_lists: list[list[int]] = []  # small groups: `spec.owned` as lists (none: nothing owned)
         lengths = [ids.size for ids in spec.owned]
         small = self.members.small
         if not sum(lengths):
@@ -490,6 +522,7 @@ class _Context:
             return
         if small:  # plain Python over a few dozen claims
             by_member: list[list[int]] = [ids.tolist() for ids in spec.owned]
+            self.owned_lists = by_member
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
@@ -761,7 +794,7 @@ class _ConstrainedBuilder:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
             # reaching 9 entries at a different moment), so it is recomputed from that order
-            order = hashmap_positions(spec.member_ids).tolist()
+            order = spec.leader_order.tolist()  # `hashmap_positions(spec.member_ids)`, kept for the event
         for m in order:
             k = keeps[m]
             if k < min_q:
@@ -1513,8 +1546,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
         self.stamp = [0] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
-        # `subscriber_tables` as lists, and each member's topics, each partition's topic
-        self.topic_subs, self.topics_of, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
+        # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
+        self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
         self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
 
     def _prev_assignment(self) -> tuple[list[int], list[int]]:  # type: ignore[override]
@@ -1523,10 +1556,9 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         max_gen = max(gens)
         prev_owner = [-1] * ctx.num_partitions
         prev_gen = [-2] * ctx.num_partitions
-        for m, ids in enumerate(ctx.spec.owned):
+        for m, claimed in enumerate(ctx.owned_lists):
             g = gens[m]
-            if ids.size and g < max_gen:
-                claimed: list[int] = ids.tolist()
+            if g < max_gen:
                 for p in claimed:
                     if prev_owner[p] < 0 or g > prev_gen[p]:
                         prev_owner[p], prev_gen[p] = m, g
@@ -1534,13 +1566,13 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def _keep_owned(self) -> bool:
         owner, stamp, sizes = _ints(self.owner), _ints(self.stamp), _ints(self.sizes)
-        ptopic, topics_of = self.ptopic, self.topics_of
+        ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
         revocation_required = False
         kept = 0
         for m, ids in enumerate(self.ctx.own_by_member):
-            topics, first = topics_of[m], kept
+            subscribes, first = topic_flags[m], kept
             for p in ids:
-                if ptopic[p] in topics:
+                if subscribes[ptopic[p]]:
                     owner[p], stamp[p] = m, kept
                     kept += 1
                 else:
@@ -1570,10 +1602,9 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             self.next_stamp += len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
-        owner, sizes, max_size, ptopic = _ints(self.owner), _ints(self.sizes), _ints(self.max_size), self.ptopic
-        movable = [len(ms) >= 2 for ms in cast("list[list[int]]", self.topic_subs)]
+        owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
+        movable, movable_all = self.ctx.members.small_movable
         self.movable_topic = movable  # type: ignore[assignment]
-        movable_all = [p for p in _ints(self.sorted_all) if movable[ptopic[p]]]
         holds_movable = [False] * len(sizes)  # flags: cheaper than a set of the holders
         for p in movable_all:
             holds_movable[owner[p]] = True
@@ -1718,25 +1749,38 @@ class _Reassignment:
         held: list[list[int]] = [[] for _ in sizes]
         self.held = held  # type: ignore[assignment]  # all built
         count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
+        # extremes kept in the loops (no list per topic for `max`/`min` and `count`)
         for t in topics:
-            run = owner[starts[t] : starts[t] + counts[t]]  # all assigned: the topic has subscribers
-            for m in run:
+            first, end = starts[t], starts[t] + counts[t]
+            for p in range(first, end):  # all assigned: the topic has subscribers
+                m = owner[p]
                 count[m] = count[m] + 1
             holders: dict[int, int] = {}
-            for m in run:
+            high, n_high = -1, 0
+            for p in range(first, end):
+                m = owner[p]
                 n = count[m]
                 if n:
                     holders[m] = n
                     count[m] = 0
+                    held[m].append(t)
+                    size = sizes[m]
+                    if size > high:
+                        high, n_high = size, 1
+                    elif size == high:
+                        n_high += 1
             self.holders[t] = holders
-            at = [sizes[m] for m in holders]
-            self.most[t] = high = max(at)
-            self.n_most[t] = at.count(high)
-            for m in holders:
-                held[m].append(t)
-            at = [sizes[m] for m in subs[t]]
-            self.least[t] = low = min(at)
-            self.n_least[t] = at.count(low)
+            self.most[t], self.n_most[t] = high, n_high
+            ms = subs[t]
+            low = sizes[ms[0]]
+            n_low = 0
+            for m in ms:
+                size = sizes[m]
+                if size < low:
+                    low, n_low = size, 1
+                elif size == low:
+                    n_low += 1
+            self.least[t], self.n_least[t] = low, n_low
 
     def _index_holdings(self, movable_all: np.ndarray) -> None:
         """Largest holders of every movable topic with numpy, and the (topic, holder) pairs of the movable
