@@ -263,7 +263,7 @@ def build_metrics(
     paused: int,
     optimality: bool = True,
     counts: dict[tuple[int, int, int], int] | None = None,
-    subscribers: Sequence[frozenset[int]] | None = None,
+    subscribers: list[frozenset[int]] | None = None,
 ) -> dict[str, int | None]:
     """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
@@ -361,7 +361,7 @@ def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
 
 
 def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
-                   subscribers: Sequence[frozenset[int]], *, assigned: int, revoked: int,
+                   subscribers: list[frozenset[int]], *, assigned: int, revoked: int,
                    paused: int, optimality: bool) -> dict[str, int | None]:
     """`build_metrics` of a small round, same values, from its `round_counts`: the loop sees each distinct
     triple once, and `min_moves`' tables follow from the same counts."""
@@ -370,14 +370,19 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
     owned = [0] * members
     partitions = unassigned = moved = 0
     everyone = members > 0  # every member subscribes to every topic: `min_moves` needs no tables
+    last = -1
+    listened = False  # topic `last` has subscribers
     for (t, p, n), count in triples.items():
-        subs = subscribers[t]
-        if subs:
+        if t != last:  # a topic's triples come together (partitions are counted in layout order): read it once
+            last = t
+            subs = len(subscribers[t])
+            listened = subs > 0
+            if subs != members:
+                everyone = False
+        if listened:
             partitions += count
             if n < 0:
                 unassigned += count
-        if len(subs) != members:
-            everyone = False
         if n >= 0:  # compiled, `load[n] += count` adds boxed ints (PyNumber_InPlaceAdd); this adds native ones
             load[n] = load[n] + count
         if p >= 0:
