@@ -113,11 +113,11 @@ def _few_member_changes(
     """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
     over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds: list[int] = [0, *accumulate(topic_sizes.tolist())]
-    entries: dict[int, dict[str, dict[str, list[int]]]] = {}  # member -> its changes
+    entries: list[dict[str, dict[str, list[int]]] | None] = [None] * len(member_ids)  # member -> its changes
     assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
     end = -1
     name = ""
-    first = 0
+    first = t = 0
     # typed lists and an index loop: compiled, the owners stay native ints (a `zip(strict=True)` yields objects)
     ids: list[int] = changed.tolist()
     news: list[int] = new_owner[changed].tolist()
@@ -127,42 +127,49 @@ def _few_member_changes(
         if i >= end:  # the next topic holding a change
             t = bisect_right(bounds, i) - 1
             end, name, first = bounds[t + 1], topic_names[t], bounds[t]
-            assigned.next_topic()
-            revoked.next_topic()
         if n >= 0:
-            assigned.add(n, name, i - first)
+            assigned.add(n, t, name, i - first)
         if p >= 0:
-            revoked.add(p, name, i - first)
-    out: Changes = {member_ids[m]: entries[m] for m in sorted(entries)}
-    return out, assigned.count, revoked.count
+            revoked.add(p, t, name, i - first)
+    return _in_member_order(entries, member_ids), assigned.count, revoked.count
 
 
 class _Side:
-    """One side ("assigned" or "revoked") of a round's changes, collected in partition order topic by topic:
-    consecutive changes often share a member (Range hands out runs), so the list last appended to is kept;
-    else the topic's list of that member (RoundRobin alternates members)."""
+    """One side ("assigned" or "revoked") of a round's changes, collected in partition order topic by topic, in
+    tables indexed by member: a change costs list reads where a lookup keyed by member boxes its key."""
 
-    def __init__(self, key: str, entries: dict[int, dict[str, dict[str, list[int]]]]) -> None:
+    def __init__(self, key: str, entries: list[dict[str, dict[str, list[int]]] | None]) -> None:
         self.key = key
         self.entries = entries  # member -> its changes, both sides (`_entry`)
         self.count = 0
-        self.last = -1
-        self.numbers: list[int] = []
-        self.lists: dict[int, list[int]] = {}
+        self.topic = [-1] * len(entries)  # member -> the topic of its list below (-1: none yet)
+        self.lists: list[list[int]] = [[]] * len(entries)  # member -> its partitions of that topic
 
-    def next_topic(self) -> None:
-        self.last = -1
-        self.lists = {}
-
-    def add(self, member: int, name: str, number: int) -> None:
+    def add(self, member: int, topic: int, name: str, number: int) -> None:
+        """Partition `number` of topic `name` (any index that tells the round's topics apart: `topic`)."""
         self.count += 1
-        if member != self.last:
-            self.last = member
-            found = self.lists.get(member)
-            if found is None:
-                found = self.lists[member] = _entry(self.entries, member)[self.key][name] = []
-            self.numbers = found
-        self.numbers.append(number)
+        if self.topic[member] == topic:
+            self.lists[member].append(number)
+        else:
+            self.topic[member] = topic
+            self.lists[member] = _entry(self.entries, member)[self.key][name] = [number]
+
+
+def _entry(entries: list[dict[str, dict[str, list[int]]] | None], member: int) -> dict[str, dict[str, list[int]]]:
+    """A member's changes in `entries`, made empty on its first change."""
+    entry = entries[member]
+    if entry is None:
+        entry = entries[member] = {"assigned": {}, "revoked": {}}
+    return entry
+
+
+def _in_member_order(entries: list[dict[str, dict[str, list[int]]] | None], member_ids: Sequence[str]) -> Changes:
+    """The changed members' entries by id, in member order."""
+    out: Changes = {}
+    for m, entry in enumerate(entries):
+        if entry is not None:
+            out[member_ids[m]] = entry
+    return out
 
 
 def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Sequence[str], topic_names: Sequence[str],
@@ -172,20 +179,22 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
     lists (with the changed ids, ~35 % of a range + roundrobin loop's bookkeeping). `sizes`: partitions per topic
     in layout order (0: deleted, no live index). `present`: the members still in the group; a higher index is a
     member that left (the union layout of a first round), nobody for the counts as in the new layout. Same
-    results as the two functions."""
+    results as the two functions.
+
+    A topic's (previous, new owner) pairs are tallied per run of equal owners (Range hands out runs), a member
+    that left counted as nobody at once, so each pair is one triple of the topic, stored once, first seen first
+    (the order `round_counts` gives)."""
     prevs: list[int] = prev_owner.tolist()
     news: list[int] = new_owner.tolist()
     if not len(prevs) == len(news) == sum(sizes):
         raise ValueError("small_round: owner arrays and topic sizes of different lengths")
-    width = len(member_ids) + 1  # a triple counted under one int (owners shifted to 0..), see `round_counts`
-    counts: dict[int, int] = {}
-    # runs of equal owners are counted at once (Range hands out runs); with few members a topic's runs are tallied
-    # in a list indexed by the (previous, new owner) pair, as RoundRobin's runs of one cost a dict lookup and store
-    pairs = width * width
-    dense = pairs <= _DENSE_PAIRS
-    tally = [0] * (pairs if dense else 0)
-    seen: list[int] = []  # the keys tallied in the current topic, first seen first
-    entries: dict[int, dict[str, dict[str, list[int]]]] = {}  # member -> its changes
+    members = len(member_ids)
+    width = members + 1  # a pair counted under one int, owners shifted to 0..members
+    tally = [0] * (width * width if width * width <= _DENSE_PAIRS else 0)  # few members: pairs tallied in a list
+    seen: list[int] = []  # the pairs tallied in the current topic, first seen first
+    sparse: dict[int, int] = {}  # else in a dict
+    triples: dict[tuple[int, int, int], int] = {}
+    entries: list[dict[str, dict[str, list[int]]] | None] = [None] * members  # member -> its changes
     assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
     first = 0
     live = -1
@@ -195,66 +204,52 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         live += 1
         name = topic_names[t]
         end = first + size
-        assigned.next_topic()
-        revoked.next_topic()
         last_p, last_n, run = prevs[first], news[first], 0
+        _check_owners(last_p, last_n, members)
         for i in range(first, end):
             p, n = prevs[i], news[i]
             if p != last_p or n != last_n:
-                _count_run(counts, tally if dense else None, seen, live * pairs + _pair_key(last_p, last_n, width), run)
+                _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
+                _check_owners(p, n, members)
                 last_p, last_n, run = p, n, 0
             run += 1
             if p == n:
                 continue
             if n >= 0:
-                assigned.add(n, name, i - first)
+                assigned.add(n, live, name, i - first)
             if p >= 0:
-                revoked.add(p, name, i - first)
-        _count_run(counts, tally if dense else None, seen, live * pairs + _pair_key(last_p, last_n, width), run)
-        for key in seen:  # the dense tally of the topic, emptied for the next
-            counts[key] = tally[key - live * pairs]
-            tally[key - live * pairs] = 0
+                revoked.add(p, live, name, i - first)
+        _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
+        for pair in seen:  # the topic's tally, emptied for the next
+            triples[live, pair // width - 1, pair % width - 1] = tally[pair]
+            tally[pair] = 0
         seen.clear()
+        for pair, count in sparse.items():
+            triples[live, pair // width - 1, pair % width - 1] = count
+        sparse.clear()
         first = end
-    out: Changes = {member_ids[m]: entries[m] for m in sorted(entries)}
-    triples: dict[tuple[int, int, int], int] = {}
-    for key, count in counts.items():
-        rest = key // width
-        prev = rest % width - 1
-        triple = (rest // width, prev if prev < present else -1, key % width - 1)
-        triples[triple] = triples.get(triple, 0) + count
-    return out, assigned.count, revoked.count, triples
+    return _in_member_order(entries, member_ids), assigned.count, revoked.count, triples
 
 
 _DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
 
 
-def _pair_key(prev: int, new: int, width: int) -> int:
-    """(previous owner, new owner) as one int, owners shifted to 0..width-1 (member indices or -1)."""
-    if not (-1 <= prev < width - 1 and -1 <= new < width - 1):
-        raise ValueError(f"small_round: member indices must be in [-1, {width - 1})")
-    return (prev + 1) * width + new + 1
+def _check_owners(prev: int, new: int, members: int) -> None:
+    """Owners are member indices or -1 (nobody)."""
+    if not (-1 <= prev < members and -1 <= new < members):
+        raise ValueError(f"small_round: member indices must be in [-1, {members})")
 
 
-def _count_run(counts: dict[int, int], tally: list[int] | None, seen: list[int], key: int, run: int) -> None:
-    """Counts a run of partitions under `key`: in `tally` (at the key's pair, `key % len(tally)`) when given,
-    `seen` listing the keys first tallied, else in `counts`."""
-    if tally is None:
-        counts[key] = counts.get(key, 0) + run
+def _count_run(tally: list[int], seen: list[int], sparse: dict[int, int], pair: int, run: int) -> None:
+    """Counts a run of partitions under `pair`: in `tally` when it has room for every pair, `seen` listing the
+    pairs first tallied, else in `sparse`."""
+    if not tally:
+        sparse[pair] = sparse.get(pair, 0) + run
         return
-    pair = key % len(tally)
     tallied = tally[pair]
     if not tallied:
-        seen.append(key)
+        seen.append(pair)
     tally[pair] = tallied + run
-
-
-def _entry(entries: dict[int, dict[str, dict[str, list[int]]]], member: int) -> dict[str, dict[str, list[int]]]:
-    """A member's changes in `entries`, made empty on its first change."""
-    entry = entries.get(member)
-    if entry is None:
-        entry = entries[member] = {"assigned": {}, "revoked": {}}
-    return entry
 
 
 def build_metrics(
@@ -268,7 +263,7 @@ def build_metrics(
     paused: int,
     optimality: bool = True,
     counts: dict[tuple[int, int, int], int] | None = None,
-    subscribers: Sequence[frozenset[int]] | None = None,
+    subscribers: list[frozenset[int]] | None = None,
 ) -> dict[str, int | None]:
     """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
@@ -366,7 +361,7 @@ def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
 
 
 def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
-                   subscribers: Sequence[frozenset[int]], *, assigned: int, revoked: int,
+                   subscribers: list[frozenset[int]], *, assigned: int, revoked: int,
                    paused: int, optimality: bool) -> dict[str, int | None]:
     """`build_metrics` of a small round, same values, from its `round_counts`: the loop sees each distinct
     triple once, and `min_moves`' tables follow from the same counts."""
@@ -375,14 +370,19 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
     owned = [0] * members
     partitions = unassigned = moved = 0
     everyone = members > 0  # every member subscribes to every topic: `min_moves` needs no tables
+    last = -1
+    listened = False  # topic `last` has subscribers
     for (t, p, n), count in triples.items():
-        subs = subscribers[t]
-        if subs:
+        if t != last:  # a topic's triples come together (partitions are counted in layout order): read it once
+            last = t
+            subs = len(subscribers[t])
+            listened = subs > 0
+            if subs != members:
+                everyone = False
+        if listened:
             partitions += count
             if n < 0:
                 unassigned += count
-        if len(subs) != members:
-            everyone = False
         if n >= 0:  # compiled, `load[n] += count` adds boxed ints (PyNumber_InPlaceAdd); this adds native ones
             load[n] = load[n] + count
         if p >= 0:
