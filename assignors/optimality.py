@@ -230,8 +230,10 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     size (a partition has one previous owner), so a group's room never limits a keep arc. Hence when the
     partitions left over can complete every member's load on free arcs, that flow is optimal and no
     phase runs (`_completes`; most rounds of the non-sticky strategies, whose moves exceed the minimum).
+    Otherwise up to `_FEW_GROUPS` topic groups the flow's dual answers (`_kept_by_prices`), else the phases
+    run from that start (`_kept_by_flow`).
     """
-    num_members, num_groups = len(load), len(size)
+    num_groups = len(size)
     left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
     took: dict[tuple[int, int], int] = {}
     # groups few members may hold first: a member keeps there rather than where others could take the rest
@@ -248,6 +250,103 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
                 room[g] = room[g] - amount
     if _completes(members_of, order, list(left), list(room)):
         return sum(load) - sum(left)
+    if num_groups <= _FEW_GROUPS:
+        return _kept_by_prices(load, members_of, size, keep)
+    return _kept_by_flow(load, members_of, size, keep, took, left, room)
+
+
+_FEW_GROUPS = 3  # up to this many topic groups, the price descent costs less than the flow (proxy log: 2-3)
+
+
+def _kept_by_prices(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
+                    keep: dict[tuple[int, int], int]) -> int:
+    """`_max_kept` for a few topic groups, as the least value of the flow's linear-programming dual.
+
+    The dual: a price ``p[g] >= 0`` per group (its size is the room it gives), a value ``u[m]`` per member (its
+    load) and ``w[g, m] >= 0`` per keep arc, with ``u[m] + p[g] >= 0`` where m may hold g and
+    ``u[m] + p[g] + w[g, m] >= 1`` on keep arcs; minimise ``sum(load * u) + sum(size * p) + sum(keep * w)``.
+    Its least value is the most kept (LP duality; the strategy's own assignment makes the flow feasible), and
+    it has an integer optimum (each row couples one member and one group: totally unimodular). For fixed
+    prices the best ``w`` and ``u`` follow per member (`_dual_value`), which leaves a function of the prices
+    that is L-natural convex: every term is convex in a difference ``p[g] - (-u[m])`` or in one variable, and
+    minimising some variables out keeps that. Such a function's minimum is where no step ``p ± 1`` on one
+    set of groups lowers it (steepest descent from ``p = 0``, whose value is the bound ``sum(min(load,
+    keepable))``); each step lowers an integer value bounded below by the most kept, so the descent ends.
+    """
+    num_members, num_groups = len(load), len(size)
+    allowed_of: list[list[int]] = [[] for _ in range(num_members)]  # per member, the groups it may hold
+    for g, members in enumerate(members_of):
+        for m in members:
+            allowed_of[m].append(g)
+    kept_of: list[list[int]] = [[] for _ in range(num_members)]  # per member, (group, owned count) pairs, flat
+    for (g, m), count in keep.items():
+        kept_of[m].append(g)
+        kept_of[m].append(count)
+    active = [m for m in range(num_members) if load[m]]
+    price = [0] * num_groups
+    best = _dual_value(price, size, load, allowed_of, kept_of, active)
+    while True:
+        step: list[int] | None = None
+        step_value = best
+        for groups in range(1, 1 << num_groups):
+            for sign in (1, -1):
+                trial, feasible = list(price), True
+                for g in range(num_groups):
+                    if groups >> g & 1:
+                        trial[g] = trial[g] + sign
+                        if trial[g] < 0:  # prices are >= 0
+                            feasible = False
+                if not feasible:
+                    continue
+                value = _dual_value(trial, size, load, allowed_of, kept_of, active)
+                if value < step_value:
+                    step, step_value = trial, value
+        if step is None:
+            return best
+        price, best = step, step_value
+
+
+def _dual_value(price: list[int], size: list[int], load: list[int], allowed_of: list[list[int]],
+                kept_of: list[list[int]], active: list[int]) -> int:
+    """The dual's least value for fixed group prices (`_kept_by_prices`): ``w = max(0, 1 - u - p)``, and each
+    member's ``u`` starts at its least allowed value ``-min(p over its groups)`` and rises while that lowers
+    its term ``load * u + sum(keep * max(0, 1 - u - p))``, convex with slope
+    ``load - sum(keep where p <= -u)`` (integer breakpoints, so integer steps reach its minimum)."""
+    total = 0
+    for g, p in enumerate(price):
+        total += size[g] * p
+    for m in active:
+        allowed = allowed_of[m]
+        least = price[allowed[0]]
+        for g in allowed:
+            if price[g] < least:
+                least = price[g]
+        u = -least
+        kept = kept_of[m]
+        n = load[m]
+        value = n * u
+        for i in range(0, len(kept), 2):
+            short = 1 - u - price[kept[i]]
+            if short > 0:
+                value += kept[i + 1] * short
+        while u < 1:
+            slope = n
+            for i in range(0, len(kept), 2):
+                if price[kept[i]] <= -u:
+                    slope -= kept[i + 1]
+            if slope >= 0:
+                break
+            value += slope
+            u += 1
+        total += value
+    return total
+
+
+def _kept_by_flow(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
+                  keep: dict[tuple[int, int], int], took: dict[tuple[int, int], int], left: list[int],
+                  room: list[int]) -> int:
+    """`_max_kept` by the primal-dual phases from the greedy start flow (`took`, `left`, `room`)."""
+    num_members, num_groups = len(load), len(size)
     source, sink = num_members + num_groups, num_members + num_groups + 1
     net = _Network(num_members + num_groups + 2)
     for g, members in enumerate(members_of):
