@@ -30,9 +30,10 @@ from itertools import compress
 
 import numpy as np
 
-Tables = tuple[list[int], Sequence[Collection[int]], list[int], dict[tuple[int, int], int], int, int]
+Tables = tuple[list[int], Sequence[Collection[int]], list[int], list[int], int, int]
 """What the flow needs: loads per member, allowed members per topic group, group sizes,
-keepable counts per (group, member), previously owned partitions in total, the strategy's moves."""
+keepable counts per (group, member) at ``group * members + member``, previously owned partitions in total,
+the strategy's moves."""
 
 
 def moves(prev_owner: np.ndarray, new_owner: np.ndarray) -> int:
@@ -89,13 +90,18 @@ def _kept_bound(load: list[int], keepable: list[int]) -> int:
 
 def _solve(tables: Tables) -> int:
     load, members_of, size, keep, total_owned, moved = tables
-    if not keep:
-        return total_owned
     # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
     # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
-    keepable = [0] * len(load)
-    for (_, m), count in keep.items():
-        keepable[m] = keepable[m] + count
+    num_members = len(load)
+    keepable = [0] * num_members
+    keepable_total = 0
+    for i, count in enumerate(keep):
+        if count:
+            m = i % num_members
+            keepable[m] = keepable[m] + count
+            keepable_total += count
+    if not keepable_total:
+        return total_owned
     bound = _kept_bound(load, keepable)
     if total_owned - bound == moved:
         return moved
@@ -117,7 +123,6 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
     # a topic's set is replaced, not changed, when the strategy used a non-subscriber (the caller's sets are shared)
     allowed: list[frozenset[int]] = list(topic_subscribers(sub) if subscribers is None else subscribers)
     load, topic_size = [0] * num_members, [0] * num_topics
-    owned: dict[int, int] = {}  # topic * num_members + previous owner (compiled, an int key costs less than a tuple)
     total_owned = moved = 0
     for (t, p, n), count in triples.items():
         if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
@@ -131,20 +136,18 @@ def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
             total_owned += count
             if n != p:
                 moved += count
-            key = t * num_members + p
-            owned[key] = owned.get(key, 0) + count
     group_of: dict[frozenset[int], int] = {}  # topic groups: topics with the same allowed members
     topic_group = [group_of.setdefault(a, len(group_of)) if a else -1 for a in allowed]
     size = [0] * len(group_of)
     for t, g in enumerate(topic_group):
         if g >= 0:
             size[g] = size[g] + topic_size[t]
-    keep: dict[tuple[int, int], int] = {}
-    for pair, count in owned.items():
-        t, m = divmod(pair, num_members)
-        if m in allowed[t]:
-            group_member = (topic_group[t], m)
-            keep[group_member] = keep.get(group_member, 0) + count
+    keep = [0] * (len(group_of) * num_members)
+    if total_owned:  # a second pass over the triples once the groups are known (no table per topic and owner)
+        for (t, p, _), count in triples.items():
+            if p >= 0 and p in allowed[t]:
+                key = topic_group[t] * num_members + p
+                keep[key] = keep[key] + count
     return load, list(group_of), size, keep, total_owned, moved
 
 
@@ -189,11 +192,11 @@ def _large_tables(prev: np.ndarray, new: np.ndarray, topic: np.ndarray, sub: np.
     keepable = allowed[owned_member, owned_topic]
     pair, count = _sum_by_key(topic_group[owned_topic[keepable]] * num_members + owned_member[keepable],
                               num_groups * num_members, weights=owned_count[keepable])
-    keep_group, keep_member = np.divmod(pair, num_members)
-    keep = dict(zip(zip(keep_group.tolist(), keep_member.tolist(), strict=True), count.tolist(), strict=True))
+    keep = np.zeros(num_groups * num_members, dtype=np.int64)
+    keep[pair] = count
     members_of = [np.flatnonzero(allowed[:, t]).tolist() for t in first_topic.tolist()]
     moved = int(np.count_nonzero(owned & (new != prev)))
-    return load.tolist(), members_of, size.tolist(), keep, int(np.count_nonzero(owned)), moved
+    return load.tolist(), members_of, size.tolist(), keep.tolist(), int(np.count_nonzero(owned)), moved
 
 
 _DENSE_KEYS = 1 << 22  # sum by key in a dense table up to this many keys, else sort
@@ -210,7 +213,7 @@ def _sum_by_key(keys: np.ndarray, num_keys: int, weights: np.ndarray | None = No
 
 
 def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
-              keep: dict[tuple[int, int], int]) -> int:
+              keep: list[int]) -> int:
     """Most partitions kept by their owners: a min-cost flow that routes every member's load.
 
     Network: source → member (capacity its load) → topic group (keep arc: the owned count at cost -1,
@@ -230,32 +233,133 @@ def _max_kept(load: list[int], members_of: Sequence[Collection[int]], size: list
     size (a partition has one previous owner), so a group's room never limits a keep arc. Hence when the
     partitions left over can complete every member's load on free arcs, that flow is optimal and no
     phase runs (`_completes`; most rounds of the non-sticky strategies, whose moves exceed the minimum).
+    Otherwise up to `_FEW_GROUPS` topic groups the flow's dual answers (`_kept_by_prices`), else the phases
+    run from that start (`_kept_by_flow`).
     """
     num_members, num_groups = len(load), len(size)
     left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
-    took: dict[tuple[int, int], int] = {}
+    took = [0] * len(keep)  # the start flow on keep arcs, indexed like `keep`
     # groups few members may hold first: a member keeps there rather than where others could take the rest
     order = sorted(range(num_groups), key=lambda g: len(members_of[g]))
     for g in order:
         for m in members_of[g]:
-            owned = keep.get((g, m), 0) if load[m] else 0
+            owned = keep[g * num_members + m] if load[m] else 0
             if owned:  # the least of owned, left and room, compared as native ints (`min` is a call per arc)
                 amount = owned if owned < left[m] else left[m]
                 if room[g] < amount:
                     amount = room[g]
-                took[g, m] = amount
+                took[g * num_members + m] = amount
                 left[m] = left[m] - amount
                 room[g] = room[g] - amount
     if _completes(members_of, order, list(left), list(room)):
         return sum(load) - sum(left)
+    if num_groups <= _FEW_GROUPS:
+        return _kept_by_prices(load, members_of, size, keep)
+    return _kept_by_flow(load, members_of, size, keep, took, left, room)
+
+
+_FEW_GROUPS = 3  # up to this many topic groups, the price descent costs less than the flow (proxy log: 2-3)
+
+
+def _kept_by_prices(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
+                    keep: list[int]) -> int:
+    """`_max_kept` for a few topic groups, as the least value of the flow's linear-programming dual.
+
+    The dual: a price ``p[g] >= 0`` per group (its size is the room it gives), a value ``u[m]`` per member (its
+    load) and ``w[g, m] >= 0`` per keep arc, with ``u[m] + p[g] >= 0`` where m may hold g and
+    ``u[m] + p[g] + w[g, m] >= 1`` on keep arcs; minimise ``sum(load * u) + sum(size * p) + sum(keep * w)``.
+    Its least value is the most kept (LP duality; the strategy's own assignment makes the flow feasible), and
+    it has an integer optimum (each row couples one member and one group: totally unimodular). For fixed
+    prices the best ``w`` and ``u`` follow per member (`_dual_value`), which leaves a function of the prices
+    that is L-natural convex: every term is convex in a difference ``p[g] - (-u[m])`` or in one variable, and
+    minimising some variables out keeps that. Such a function's minimum is where no step ``p ± 1`` on one
+    set of groups lowers it (steepest descent from ``p = 0``, whose value is the bound ``sum(min(load,
+    keepable))``); each step lowers an integer value bounded below by the most kept, so the descent ends.
+    """
+    num_members, num_groups = len(load), len(size)
+    allowed_of: list[list[int]] = [[] for _ in range(num_members)]  # per member, the groups it may hold
+    for g, members in enumerate(members_of):
+        for m in members:
+            allowed_of[m].append(g)
+    kept_of: list[list[int]] = [[] for _ in range(num_members)]  # per member, (group, owned count) pairs, flat
+    for i, count in enumerate(keep):
+        if count:
+            m = i % num_members
+            kept_of[m].append(i // num_members)
+            kept_of[m].append(count)
+    active = [m for m in range(num_members) if load[m]]
+    price = [0] * num_groups
+    best = _dual_value(price, size, load, allowed_of, kept_of, active)
+    while True:
+        step: list[int] | None = None
+        step_value = best
+        for groups in range(1, 1 << num_groups):
+            for sign in (1, -1):
+                trial, feasible = list(price), True
+                for g in range(num_groups):
+                    if groups >> g & 1:
+                        trial[g] = trial[g] + sign
+                        if trial[g] < 0:  # prices are >= 0
+                            feasible = False
+                if not feasible:
+                    continue
+                value = _dual_value(trial, size, load, allowed_of, kept_of, active)
+                if value < step_value:
+                    step, step_value = trial, value
+        if step is None:
+            return best
+        price, best = step, step_value
+
+
+def _dual_value(price: list[int], size: list[int], load: list[int], allowed_of: list[list[int]],
+                kept_of: list[list[int]], active: list[int]) -> int:
+    """The dual's least value for fixed group prices (`_kept_by_prices`): ``w = max(0, 1 - u - p)``, and each
+    member's ``u`` starts at its least allowed value ``-min(p over its groups)`` and rises while that lowers
+    its term ``load * u + sum(keep * max(0, 1 - u - p))``, convex with slope
+    ``load - sum(keep where p <= -u)`` (integer breakpoints, so integer steps reach its minimum)."""
+    total = 0
+    for g, p in enumerate(price):
+        total += size[g] * p
+    for m in active:
+        allowed = allowed_of[m]
+        least = price[allowed[0]]
+        for g in allowed:
+            if price[g] < least:
+                least = price[g]
+        u = -least
+        kept = kept_of[m]
+        n = load[m]
+        value = n * u
+        for i in range(0, len(kept), 2):
+            short = 1 - u - price[kept[i]]
+            if short > 0:
+                value += kept[i + 1] * short
+        while u < 1:
+            slope = n
+            for i in range(0, len(kept), 2):
+                if price[kept[i]] <= -u:
+                    slope -= kept[i + 1]
+            if slope >= 0:
+                break
+            value += slope
+            u += 1
+        total += value
+    return total
+
+
+def _kept_by_flow(load: list[int], members_of: Sequence[Collection[int]], size: list[int],
+                  keep: list[int], took: list[int], left: list[int],
+                  room: list[int]) -> int:
+    """`_max_kept` by the primal-dual phases from the greedy start flow (`took`, `left`, `room`)."""
+    num_members, num_groups = len(load), len(size)
     source, sink = num_members + num_groups, num_members + num_groups + 1
     net = _Network(num_members + num_groups + 2)
     for g, members in enumerate(members_of):
         for m in members:
             if load[m]:
-                owned = keep.get((g, m), 0)
+                owned = keep[g * num_members + m]
                 if owned:
-                    net.arc(m, num_members + g, owned, -1, took[g, m])
+                    net.arc(m, num_members + g, owned, -1, took[g * num_members + m])
                 net.arc(m, num_members + g, _UNBOUNDED, 0, 0)
         net.arc(num_members + g, sink, size[g], 0, size[g] - room[g])
     for m, demand in enumerate(load):

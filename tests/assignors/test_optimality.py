@@ -109,9 +109,11 @@ _FLOW_ALONE = pytest.param("flow alone", marks=pytest.mark.pure_python("assignor
 @pytest.mark.parametrize("seed", range(60))
 def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
     """The min-cost flow without the shortcut that accepts the strategy's own assignment; with and without
-    the greedy completion of the start flow (`_completes`) that spares the phases."""
+    the greedy completion of the start flow (`_completes`) that spares the phases (without it, a few topic
+    groups go to the price descent unless the test hides that branch too)."""
     if completion == "flow alone":
         monkeypatch.setattr(optimality, "_completes", lambda *args: False)
+        monkeypatch.setattr(optimality, "_FEW_GROUPS", 0)  # the flow, not the price descent
     rng = np.random.default_rng(30_000 + seed)
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
@@ -119,6 +121,46 @@ def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
         Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)), subscribed)
     assert total_owned - optimality._max_kept(load, members_of, size, keep) == brute_force(*(prev, new, topic,
                                                                                             subscribed))
+
+
+def _tables(case):
+    prev, new, topic, subscribed = case
+    return optimality._counted_tables(Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)),
+                                      subscribed)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_prices_match_brute_force(seed):
+    """The dual's price descent (`_kept_by_prices`, a few topic groups) alone, without the bound and the greedy
+    completion that answer first in `_solve` and `_max_kept`."""
+    rng = np.random.default_rng(50_000 + seed)
+    case = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
+    if rng.random() < 0.5:  # half the cases: one member connects every topic group
+        case[3][0, :] = True
+    load, members_of, size, keep, total_owned, _ = _tables(case)
+    assert total_owned - optimality._kept_by_prices(load, members_of, size, keep) == brute_force(*case)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_prices_match_lp_on_larger_groups(seed):
+    """The price descent on up to 24 members and 6 topics (up to 6 topic groups, more than `_max_kept` gives it)."""
+    rng = np.random.default_rng(60_000 + seed)
+    case = random_case(rng, max_partitions=300, max_members=24, max_topics=6)
+    load, members_of, size, keep, total_owned, _ = _tables(case)
+    assert total_owned - optimality._kept_by_prices(load, members_of, size, keep) == lp_oracle(*case)
+
+
+@pytest.mark.pure_python("assignors.optimality")
+def test_prices_match_flow_on_many_small_groups(monkeypatch):
+    """3,000 random rounds of up to 6 members, 4 topics, 30 partitions: the price descent gives the flow's
+    most kept (`_kept_by_flow`, forced by hiding the greedy completion and the few-groups branch)."""
+    rng = np.random.default_rng(70_000)
+    cases = [random_case(rng, max_partitions=30, max_members=6, max_topics=4) for _ in range(3000)]
+    tables = [_tables(case)[:4] for case in cases]
+    prices = [optimality._kept_by_prices(*table) for table in tables]
+    monkeypatch.setattr(optimality, "_completes", lambda *args: False)
+    monkeypatch.setattr(optimality, "_FEW_GROUPS", 0)
+    assert prices == [optimality._max_kept(*table) for table in tables]
 
 
 @pytest.mark.parametrize("counting", ["python", "numpy"])
