@@ -229,18 +229,20 @@ def _rack_classes(has_rack: np.ndarray, bits: np.ndarray) -> dict[int | None, li
 
 
 def _small_closed_form(spec: GroupSpec) -> list[int]:
-    """`_closed_form` over every topic of a small group, in plain Python: the owners."""
-    owners = [-1] * spec.num_partitions
-    start = 0
-    for subs, size in zip(spec.small_subscribers, spec.topic_sizes.tolist(), strict=True):
-        if subs:
-            per, extra = divmod(size, len(subs))
-            at = start
-            for i, m in enumerate(subs):
-                n = per + (i < extra)
-                owners[at:at + n] = [m] * n
-                at += n
-        start += size
+    """`_closed_form` over every topic of a small group, in plain Python: the owners, built by appending each
+    subscriber's block (typed ints: compiled, the quotas are C arithmetic)."""
+    owners: list[int] = []
+    sizes: list[int] = spec.topic_sizes.tolist()
+    for t, subs in enumerate(spec.small_subscribers):
+        size = sizes[t]
+        c = len(subs)
+        if c == 0:
+            owners.extend([-1] * size)
+            continue
+        per = size // c
+        extra = size - per * c
+        for i in range(c):
+            owners.extend([subs[i]] * (per + 1 if i < extra else per))
     return owners
 
 

@@ -46,7 +46,7 @@ class RoundRobinAssignor:
 def _small_round_robin(spec: GroupSpec) -> list[int]:
     """The same walk in plain Python, for small groups: the owners."""
     rank = [0] * spec.num_members
-    for r, m in enumerate(spec.member_info_order.tolist()):
+    for r, m in enumerate(spec.info_order):
         rank[m] = r
     subscribers = spec.small_subscribers
     starts, sizes = spec.topic_start.tolist(), spec.topic_sizes.tolist()
