@@ -9,6 +9,8 @@ work, O(partitions) numpy work, for any mix of subscriptions.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner
@@ -23,7 +25,7 @@ class RoundRobinAssignor:
     def owners(self, spec: GroupSpec) -> np.ndarray:
         """int32 member index per global partition id (-1: nobody): `assign` without the per-member lists."""
         if spec.num_partitions <= SMALL_GROUP:
-            return np.array(_small_round_robin(spec), dtype=np.int32)
+            return _small_round_robin(spec)
         order = spec.member_info_order
         rank = np.empty(order.size, dtype=np.int64)
         rank[order] = np.arange(order.size)
@@ -43,14 +45,16 @@ class RoundRobinAssignor:
         return owners
 
 
-def _small_round_robin(spec: GroupSpec) -> list[int]:
-    """The same walk in plain Python, for small groups: the owners."""
+def _small_round_robin(spec: GroupSpec) -> np.ndarray:
+    """The same walk in plain Python, for small groups: the int32 owners, each topic's turn written as native
+    int32 bytes into one buffer that `np.frombuffer` wraps (converting a list of Python ints cost more)."""
     rank = [0] * spec.num_members
-    for r, m in enumerate(spec.member_info_order.tolist()):
+    for r, m in enumerate(spec.info_order):
         rank[m] = r
     subscribers = spec.small_subscribers
     starts, sizes = spec.topic_start.tolist(), spec.topic_sizes.tolist()
-    owners = [-1] * spec.num_partitions
+    order = sys.byteorder
+    buf = bytearray((-1).to_bytes(4, order, signed=True) * spec.num_partitions)
     cursor = 0
     for t in spec.topics_by_name.tolist():
         subs = subscribers[t]
@@ -58,7 +62,9 @@ def _small_round_robin(spec: GroupSpec) -> list[int]:
             continue
         k = next((i for i, m in enumerate(subs) if rank[m] >= cursor), 0)  # first subscriber at the cursor
         turn = subs[k:] + subs[:k]
-        rounds, rest = divmod(sizes[t], len(turn))
-        owners[starts[t]:starts[t + 1]] = turn * rounds + turn[:rest]
-        cursor = (rank[turn[(sizes[t] - 1) % len(turn)]] + 1) % spec.num_members  # past the last one served
-    return owners
+        size = sizes[t]
+        rounds, rest = divmod(size, len(turn))
+        block = b"".join([m.to_bytes(4, order, signed=True) for m in turn])
+        buf[4 * starts[t]:4 * starts[t + 1]] = block * rounds + block[:4 * rest]
+        cursor = (rank[turn[(size - 1) % len(turn)]] + 1) % spec.num_members  # past the last one served
+    return np.frombuffer(buf, dtype=np.int32)

@@ -43,6 +43,7 @@ class _MemberTables:
         self.leader_order: np.ndarray | None = None
         self.member_rack_bit: np.ndarray | None = None
         self.member_info_order: np.ndarray | None = None
+        self.info_order: list[int] | None = None
         self.topic_subscribers: tuple[np.ndarray, np.ndarray] | None = None
         self.small_subscribers: list[list[int]] | None = None
         self.round_results: dict | None = None
@@ -197,17 +198,36 @@ class GroupSpec:
 
     @property
     def member_info_order(self) -> np.ndarray:
-        """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): static members
-        first by `group.instance.id`, then the others by member id, Java String order; a stable sort, so
-        equal instance ids keep the caller's order as Java's `Collections.sort` does."""
+        """Member indices in Kafka's `MemberInfo` order (Range, RoundRobin, server Range): `info_order` as an array."""
         tables = self._member_tables()
         if tables.member_info_order is None:
-            keys = [
-                (0, java_string_key(iid)) if iid is not None else (1, java_string_key(mid))
-                for mid, iid in zip(self.member_ids, self.instance_ids, strict=True)
-            ]
-            tables.member_info_order = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+            tables.member_info_order = np.array(self.info_order, dtype=np.int64)
         return tables.member_info_order
+
+    @property
+    def info_order(self) -> list[int]:
+        """Member indices in Kafka's `MemberInfo` order: static members first by `group.instance.id`, then the
+        others by member id, Java String order; a stable sort, so equal instance ids keep the caller's order as
+        Java's `Collections.sort` does. A list: the small-group paths read it in Python. ASCII ids (the usual
+        ones) sort as Python strings, which is UTF-16 order for them, without encoding every id."""
+        tables = self._member_tables()
+        order = tables.info_order
+        if order is None:
+            ids, iids = self.member_ids, self.instance_ids
+            names: list[str] = [mid if iid is None else iid for mid, iid in zip(ids, iids, strict=True)]
+            ascii_names = all(s.isascii() for s in names)
+            keys: list = names if ascii_names else [java_string_key(s) for s in names]
+            static = [i for i, iid in enumerate(iids) if iid is not None]
+            if not static and ascii_names:  # distinct ids: sort the strings themselves, then find their members
+                position = {mid: i for i, mid in enumerate(ids)}
+                order = [position[mid] for mid in sorted(ids)]
+            elif not static:
+                order = sorted(range(len(keys)), key=keys.__getitem__)
+            else:
+                dynamic = [i for i, iid in enumerate(iids) if iid is None]
+                order = sorted(static, key=keys.__getitem__) + sorted(dynamic, key=keys.__getitem__)
+            tables.info_order = order
+        return order
 
     @property
     def topic_subscribers(self) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +266,7 @@ class GroupSpec:
         if tables.small_subscribers is None:
             subscribers: list[list[int]] = [[] for _ in self.topic_names]
             lists: dict[int, list[int]] = {}  # members share subscription arrays
-            for m in self.member_info_order.tolist():
+            for m in self.info_order:
                 topics = self.member_topics[m]
                 ts = lists.get(id(topics))
                 if ts is None:

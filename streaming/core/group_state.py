@@ -197,10 +197,14 @@ def _departed(old: GroupState, shape: GroupShape, lay: Relayout, limits: Limits)
             {name: int(st.member_generation[j]) for name, st in old.strategies.items()},
             {name: lay.old_keys[st.owner == j] for name, st in old.strategies.items()},
         )
-    total = sum(a.size for d in departed.values() for a in d.owned.values())
+    total = 0  # plain loops and `len` (1-d arrays): compiled, a generator and numpy's `size` cost several times more
+    for d in departed.values():
+        for a in d.owned.values():
+            total += len(a)
     while departed and (len(departed) > limits.max_departed_members or total > limits.max_departed_partitions):
         oldest = departed.pop(next(iter(departed)))  # it would then rejoin as a new member
-        total -= sum(a.size for a in oldest.owned.values())
+        for a in oldest.owned.values():
+            total -= len(a)
     return departed
 
 
