@@ -193,7 +193,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
-    return [g if g > -1 else -1 for g in spec.generations.tolist()]
+    gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
+    return [g if g > -1 else -1 for g in gens]
 
 
 def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> EngineResult:
@@ -259,11 +260,13 @@ class _Members:
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         is_subscribed = [False] * len(spec.topic_names)
         for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share their arrays
-            for t in topics.tolist():
+            ts: list[int] = topics.tolist()
+            for t in ts:
                 is_subscribed[t] = True
         self.subscribed_topic = np.array(is_subscribed, dtype=bool)
         self.all_subscribed = all(is_subscribed)
-        self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
+        by_name: list[int] = spec.topics_by_name.tolist()
+        self.topics_by_name = [t for t in by_name if is_subscribed[t]]
         keys = [java_string_key(mid) for mid in spec.member_ids]  # compiled: direct calls, which map() would not make
         rank = [0] * m
         for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
