@@ -176,7 +176,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_members == 0:
         return EngineResult(spec, [], _EMPTY, _EMPTY)
     if spec.num_partitions > _MEMO_PARTITIONS:
-        return _run_engine(spec, _Members(spec, prefer_rack_aware))
+        return _run_engine(spec, _Members(spec, prefer_rack_aware), _clamped_generations(spec))
     gens = _clamped_generations(spec)
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
@@ -187,18 +187,22 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         members = memo.get(("sticky members", prefer_rack_aware))
         if members is None:
             members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
-        result = memo[key] = _run_engine(spec, members)
+        result = memo[key] = _run_engine(spec, members, gens)
     return result
 
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
-    return [g if g > -1 else -1 for g in spec.generations.tolist()]
+    gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
+    return [g if g > -1 else -1 for g in gens]
 
 
-def _run_engine(spec: GroupSpec, members: _Members) -> EngineResult:
+def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> EngineResult:
+    """The engine on `spec` (member order) with its `_clamped_generations`, which the memo key has read."""
     order = members.leader_order
-    ctx = _Context(members.in_leader_order(spec), members)
+    if order is not None:
+        generations = [generations[m] for m in members.leader_list]
+    ctx = _Context(members.in_leader_order(spec), members, generations)
     if ctx.all_equal and ctx.phantom_claims:
         _ConstrainedBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
@@ -243,8 +247,9 @@ class _Members:
 
     def __init__(self, spec: GroupSpec, prefer_rack_aware: bool) -> None:
         order = spec.leader_order
-        at = order.tolist()
+        at: list[int] = order.tolist()
         self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
+        self.leader_list = at  # `order` as a list, which the compiled steps index natively
         if self.leader_order is not None:  # the reordered copy shares the topic layout's tables
             spec = spec.reordered(order)
         self.spec = spec  # the first round's, in leader order: only its topics and members are read
@@ -255,11 +260,13 @@ class _Members:
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         is_subscribed = [False] * len(spec.topic_names)
         for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share their arrays
-            for t in topics.tolist():
+            ts: list[int] = topics.tolist()
+            for t in ts:
                 is_subscribed[t] = True
         self.subscribed_topic = np.array(is_subscribed, dtype=bool)
         self.all_subscribed = all(is_subscribed)
-        self.topics_by_name = [t for t in spec.topics_by_name.tolist() if is_subscribed[t]]
+        by_name: list[int] = spec.topics_by_name.tolist()
+        self.topics_by_name = [t for t in by_name if is_subscribed[t]]
         keys = [java_string_key(mid) for mid in spec.member_ids]  # compiled: direct calls, which map() would not make
         rank = [0] * m
         for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
@@ -286,7 +293,7 @@ class _Members:
         if order is None:
             return spec
         owned = spec.owned
-        return self.spec.for_round([owned[m] for m in order.tolist()], spec.generations[order])
+        return self.spec.for_round([owned[m] for m in self.leader_list], spec.generations[order])
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -482,7 +489,7 @@ class _Context:
     """Per-call facts shared by both builders: the round's owned partitions after the pre-pass, and its
     members' `_Members` (whose facts it carries under the same names)."""
 
-    def __init__(self, spec: GroupSpec, members: _Members) -> None:
+    def __init__(self, spec: GroupSpec, members: _Members, generations: list[int]) -> None:
         self.spec = spec
         self.members = members
         self._own_ids: np.ndarray | None = None  # None: made from `own_by_member` on first use
@@ -495,7 +502,7 @@ class _Context:
         self.has_rack, self.rack_on = members.has_rack, members.rack_on
         self.partition_bits, self.member_bits = members.partition_bits, members.member_bits
         self.all_equal = members.all_equal
-        self.generations = _clamped_generations(spec)
+        self.generations = generations  # `_clamped_generations(spec)`, which `run_engine` has made
         self._recover_owned()
         self.phantom_claims = self._recover_phantoms() if spec.phantoms else {}
 
@@ -1751,24 +1758,25 @@ class _Reassignment:
         count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
         # extremes kept in the loops (no list per topic for `max`/`min` and `count`)
         for t in topics:
-            first, end = starts[t], starts[t] + counts[t]
-            for p in range(first, end):  # all assigned: the topic has subscribers
-                m = owner[p]
-                count[m] = count[m] + 1
-            holders: dict[int, int] = {}
-            high, n_high = -1, 0
-            for p in range(first, end):
+            first = starts[t]
+            order: list[int] = []  # the topic's holders in first-holding order: one pass over its partitions
+            for p in range(first, first + counts[t]):  # all assigned: the topic has subscribers
                 m = owner[p]
                 n = count[m]
-                if n:
-                    holders[m] = n
-                    count[m] = 0
-                    held[m].append(t)
-                    size = sizes[m]
-                    if size > high:
-                        high, n_high = size, 1
-                    elif size == high:
-                        n_high += 1
+                if not n:
+                    order.append(m)
+                count[m] = n + 1
+            holders: dict[int, int] = {}
+            high, n_high = -1, 0
+            for m in order:
+                holders[m] = count[m]
+                count[m] = 0
+                held[m].append(t)
+                size = sizes[m]
+                if size > high:
+                    high, n_high = size, 1
+                elif size == high:
+                    n_high += 1
             self.holders[t] = holders
             self.most[t], self.n_most[t] = high, n_high
             ms = subs[t]
