@@ -1,11 +1,11 @@
 """Client calls that outlive a broker restart.
 
-A kafka-python client whose broker went away does not always recover by itself: a long-lived
-`KafkaAdminClient` under noida-db killed and restarted eight times raised ``NodeNotReadyError: No node_id
-provided`` at once on every call after one of the restarts (tests/integration/test_kafka_source.py repeats
-that), and the Spark source's `latestOffset` then failed the whole query. So a retriable Kafka error drops
-the client (`reset`) and the next attempt makes a new one, with a growing pause, until `timeout_s` has
-passed; anything else is raised at once.
+A kafka-python client whose broker went away does not wait for it: a call while the broker is down raises
+at once (`KafkaConnectionError`), and a long-lived `KafkaAdminClient` under noida-db killed and restarted eight
+times raised ``NodeNotReadyError: No node_id provided`` on every call after one of the restarts; the Spark
+source's `latestOffset` then failed the whole query (tests/integration/test_kafka_source.py calls the source
+while its broker is down and restarting). So a retriable Kafka error drops the client (`reset`) and the next
+attempt makes a new one, with a growing pause, until `timeout_s` has passed; anything else is raised at once.
 """
 
 from __future__ import annotations
