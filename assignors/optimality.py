@@ -165,13 +165,17 @@ class TopicGroups:
         load, size, keep = [0] * num_members, [0] * len(self.members_of), [0] * len(allowed)
         total_owned = moved = unassigned = 0
         outside = False
+        last = g = -1  # the topic of the previous triple and its group
+        row = held = 0  # that group's row in `allowed` and `keep`, that topic's partitions counted so far
         for (t, p, n), count in triples.items():
             if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
                 _check_counted(triples, num_members, num_topics)
-            g = topic_group[t]
-            row = g * num_members
-            if g >= 0:
-                size[g] = size[g] + count
+            if t != last:  # a topic's triples usually come together: its group is read and its size added once
+                if g >= 0:
+                    size[g] = size[g] + held
+                last, g, held = t, topic_group[t], 0
+                row = g * num_members
+            held += count
             if n >= 0:
                 load[n] = load[n] + count
                 if g < 0 or not allowed[row + n]:
@@ -184,6 +188,8 @@ class TopicGroups:
                     moved += count
                 if g >= 0 and allowed[row + p]:
                     keep[row + p] = keep[row + p] + count
+        if g >= 0:
+            size[g] = size[g] + held
         return load, size, keep, total_owned, moved, unassigned, outside
 
 
@@ -306,6 +312,7 @@ def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],
         while i and len(members_of[order[i - 1]]) > len(members_of[g]):
             i -= 1
         order.insert(i, g)
+    kept = 0  # what the start flow keeps
     for g in order:
         for m in members_of[g]:
             owned = keep[g * num_members + m] if load[m] else 0
@@ -316,9 +323,10 @@ def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],
                 took[g * num_members + m] = amount
                 left[m] = left[m] - amount
                 room[g] = room[g] - amount
+                kept += amount
     if _completes(members_of, order, list(left), list(room)) or (
             num_groups <= _FEW_GROUPS and _fills(members_of, left, room)):
-        return sum(load) - sum(left)
+        return kept
     if num_groups <= _FEW_GROUPS:
         return _kept_by_prices(load, members_of, size, keep)
     return _kept_by_flow(load, members_of, size, keep, took, left, room)
@@ -347,15 +355,29 @@ def _kept_by_prices(load: list[int], members_of: list[list[int]], size: list[int
     for g, members in enumerate(members_of):
         for m in members:
             allowed_of[m].append(g)
-    kept_of: list[list[int]] = [[] for _ in range(num_members)]  # per member, (group, owned count) pairs, flat
-    for i, count in enumerate(keep):
-        if count:
-            m = i % num_members
-            kept_of[m].append(i // num_members)
-            kept_of[m].append(count)
-    active = [m for m in range(num_members) if load[m]]
+    # A member that may hold one group g only adds ``min(load, keep) - load * p[g]`` (its `_dual_value` term), so
+    # those terms are a constant (`fixed`) and a lower price per partition of their group (`room`): each value
+    # then sums the terms of the members that may hold several groups (`active`) only.
+    fixed, room = 0, list(size)
+    active: list[int] = []
+    kept_of: list[list[int]] = [[] for _ in range(num_members)]  # per active member, (group, owned count) pairs
+    for m, n in enumerate(load):
+        if not n:
+            continue
+        held = allowed_of[m]
+        if len(held) == 1:
+            owned = keep[held[0] * num_members + m]
+            fixed += owned if owned < n else n
+            room[held[0]] = room[held[0]] - n
+            continue
+        active.append(m)
+        for g in held:
+            owned = keep[g * num_members + m]
+            if owned:
+                kept_of[m].append(g)
+                kept_of[m].append(owned)
     price = [0] * num_groups
-    best = _dual_value(price, size, load, allowed_of, kept_of, active)
+    best = fixed + _dual_value(price, room, load, allowed_of, kept_of, active)
     # the values seen (neighbouring points share most neighbours), by prices written in a base above any trial
     # price: each step moves a price by at most 1 and lowers the value, an integer from `best` down to at least 0
     base = best + 2
@@ -377,7 +399,7 @@ def _kept_by_prices(load: list[int], members_of: list[list[int]], size: list[int
                     continue
                 value = seen.get(key, -1)  # a dual value is at least the most kept, so never negative
                 if value < 0:
-                    value = seen[key] = _dual_value(trial, size, load, allowed_of, kept_of, active)
+                    value = seen[key] = fixed + _dual_value(trial, room, load, allowed_of, kept_of, active)
                 if value < step_value:
                     step, step_value = trial, value
         if step is None:
@@ -387,10 +409,11 @@ def _kept_by_prices(load: list[int], members_of: list[list[int]], size: list[int
 
 def _dual_value(price: list[int], size: list[int], load: list[int], allowed_of: list[list[int]],
                 kept_of: list[list[int]], active: list[int]) -> int:
-    """The dual's least value for fixed group prices (`_kept_by_prices`): ``w = max(0, 1 - u - p)``, and each
-    member's ``u`` starts at its least allowed value ``-min(p over its groups)`` and rises while that lowers
-    its term ``load * u + sum(keep * max(0, 1 - u - p))``, convex with slope
-    ``load - sum(keep where p <= -u)`` (integer breakpoints, so integer steps reach its minimum)."""
+    """The dual's least value for fixed group prices, over the `active` members' terms and ``size * p``
+    (`_kept_by_prices` adds the others): ``w = max(0, 1 - u - p)``, and each member's ``u`` starts at its least
+    allowed value ``-min(p over its groups)`` and rises while that lowers its term
+    ``load * u + sum(keep * max(0, 1 - u - p))``, convex with slope ``load - sum(keep where p <= -u)`` (integer
+    breakpoints, so integer steps reach its minimum)."""
     total = 0
     for g, p in enumerate(price):
         total += size[g] * p
