@@ -14,7 +14,8 @@ group gives out at most its size. That is a min-cost flow — source → member 
 exactly in integers by the primal-dual method (`_max_kept`): no LP, no solver library.
 
 Three steps keep the common round cheap: the tables are counted in plain Python for the small groups a
-replay is full of (numpy's per-call overhead dominates there) and with numpy for large ones; every
+replay is full of (numpy's per-call overhead dominates there; one pass over topic groups an event's rounds
+share, `topic_groups`) and with numpy for large ones; every
 member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
 (most sticky rounds) it is the answer without a flow; and when keeping that bound still leaves partitions
 that complete every load, that is the answer too (most rounds of the non-sticky strategies).
