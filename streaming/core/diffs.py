@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from assignors.optimality import min_moves, min_moves_counted, min_moves_shared, moves, topic_subscribers
+from assignors.optimality import min_moves, min_moves_counted, min_moves_tallied, moves, topic_groups, topic_subscribers
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
@@ -363,40 +363,25 @@ def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
 def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
                    subscribers: list[frozenset[int]], *, assigned: int, revoked: int,
                    paused: int, optimality: bool) -> dict[str, int | None]:
-    """`build_metrics` of a small round, same values, from its `round_counts`: the loop sees each distinct
-    triple once, and `min_moves`' tables follow from the same counts."""
-    members: int = subscribed.shape[0]
-    load = [0] * members
-    owned = [0] * members
-    partitions = unassigned = moved = 0
-    everyone = members > 0  # every member subscribes to every topic: `min_moves` needs no tables
-    last = -1
-    listened = False  # topic `last` has subscribers
-    for (t, p, n), count in triples.items():
-        if t != last:  # a topic's triples come together (partitions are counted in layout order): read it once
-            last = t
-            subs = len(subscribers[t])
-            listened = subs > 0
-            if subs != members:
-                everyone = False
-        if listened:
-            partitions += count
-            if n < 0:
-                unassigned += count
-        if n >= 0:  # compiled, `load[n] += count` adds boxed ints (PyNumber_InPlaceAdd); this adds native ones
-            load[n] = load[n] + count
-        if p >= 0:
-            owned[p] = owned[p] + count
-            if n != p:
-                moved += count
+    """`build_metrics` of a small round, same values, from its `round_counts`: one pass over the distinct
+    triples tallies them by topic group (`assignors.optimality.TopicGroups`, kept over an event's rounds), which
+    gives the metrics and `min_moves`' tables at once."""
+    shape: tuple[int, int] = subscribed.shape
+    members, num_topics = shape
+    groups = topic_groups(subscribers, members)
+    tally = groups.tally(triples, num_topics)
+    load, size, _, _, moved, unassigned, outside = tally
+    partitions = 0
+    for count in size:
+        partitions += count
     least = None
     if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
         if not moved:
             least = 0
-        elif everyone:
-            least = min_moves_shared(load, owned)
-        else:
+        elif outside:  # the strategy gave a partition to a non-subscriber: that pair counts as allowed
             least = min_moves_counted(triples, subscribed, subscribers)
+        else:
+            least = min_moves_tallied(groups, tally)
     load_min = load_max = load[0] if members else 0  # compiled, native compares (`min` and `max` are calls)
     for count in load:
         if count < load_min:

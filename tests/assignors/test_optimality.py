@@ -163,6 +163,46 @@ def test_prices_match_flow_on_many_small_groups(monkeypatch):
     assert prices == [optimality._max_kept(*table) for table in tables]
 
 
+def _completion_exists(members_of, left, room) -> bool:
+    """Whether the groups' room can take every member's left load (each member only where it is listed), by trying
+    every split of each member's load over its groups."""
+    if not any(left):
+        return True
+    m = next(i for i, rest in enumerate(left) if rest)
+    for g, members in enumerate(members_of):
+        if m in members and room[g]:
+            room[g] -= 1
+            left[m] -= 1
+            found = _completion_exists(members_of, left, room)
+            room[g] += 1
+            left[m] += 1
+            if found:
+                return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_fills_is_exactly_whether_a_completion_exists(seed):
+    """`_fills` (Hall's condition over every set of a few topic groups) against a search over all completions,
+    including cases the first come, first served `_completes` misses."""
+    rng = np.random.default_rng(80_000 + seed)
+    num_members, num_groups = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+    members_of = [sorted(rng.choice(num_members, size=int(rng.integers(1, num_members + 1)), replace=False).tolist())
+                  for _ in range(num_groups)]
+    held = {m for members in members_of for m in members}
+    left = [int(rng.integers(0, 4)) if m in held else 0 for m in range(num_members)]
+    room = [int(rng.integers(0, 5)) for _ in range(num_groups)]
+    assert optimality._fills(members_of, left, room) == _completion_exists(members_of, list(left), list(room))
+
+
+def test_fills_accepts_a_completion_first_come_first_served_misses():
+    """Member 0 may hold both groups, member 1 only the first: serving member 0 from the first group first
+    leaves member 1 short, though member 0 could have taken the second."""
+    members_of, left, room = [[0, 1], [0]], [1, 1], [1, 1]
+    assert not optimality._completes(members_of, [0, 1], list(left), list(room))
+    assert optimality._fills(members_of, left, room)
+
+
 @pytest.mark.parametrize("counting", ["python", "numpy"])
 @pytest.mark.parametrize("seed", range(40))
 def test_matches_lp_on_larger_groups(seed, counting, monkeypatch):

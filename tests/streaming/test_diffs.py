@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assignors.optimality import min_moves, moves
+from assignors.optimality import min_moves, moves, topic_subscribers
 from streaming.core.diffs import build_metrics, dumps, member_changes, round_counts, small_round
 
 
@@ -36,6 +36,31 @@ def test_small_round_metrics_match_the_definitions() -> None:
         assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed), (prev, new, subscribed)
         load = np.bincount(new[new >= 0], minlength=members)
         assert (got["load_min"], got["load_max"]) == ((int(load.min()), int(load.max())) if members else (0, 0))
+
+
+def test_small_round_metrics_of_interleaved_events_keep_their_own_topic_groups() -> None:
+    """The rounds of an event pass one subscribers list (`assignors.optimality.topic_groups` keeps the groups of
+    the last list): rounds of two events taking turns, each with its list, give the metrics of fresh lists,
+    rounds that hand a partition to a non-subscriber included."""
+    rng = random.Random(11)
+    for _ in range(300):
+        events = []
+        for _ in range(2):
+            members, topics = rng.randint(1, 6), rng.randint(1, 3)
+            subscribed = np.array([[rng.random() < 0.6 for _ in range(topics)] for _ in range(members)], dtype=bool)
+            partition_topic = np.repeat(np.arange(topics, dtype=np.int32), [rng.randint(1, 8) for _ in range(topics)])
+            events.append((subscribed, partition_topic, topic_subscribers(subscribed)))
+        for k in range(6):
+            subscribed, partition_topic, subscribers = events[k % 2]
+            members = subscribed.shape[0]
+            prev = np.array([rng.randint(-1, members - 1) for _ in partition_topic], dtype=np.int32)
+            new = np.array([rng.choice([-1, *np.flatnonzero(subscribed[:, t]).tolist()])
+                            if rng.random() < 0.9 else rng.randint(-1, members - 1) for t in partition_topic],
+                           dtype=np.int32)
+            got = build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0,
+                                subscribers=subscribers)
+            assert got == build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0)
+            assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed)
 
 
 def test_small_round_gives_what_member_changes_and_round_counts_give() -> None:
