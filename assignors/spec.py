@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -33,6 +34,7 @@ class _TopicTables:
         self.partition_number: np.ndarray | None = None
         self.topics_by_name: np.ndarray | None = None
         self.name_rank: np.ndarray | None = None
+        self.lists: tuple[list[int], list[int]] | None = None
 
 
 class _MemberTables:
@@ -142,6 +144,15 @@ class GroupSpec:
         return tables.topics_by_name
 
     @property
+    def topic_lists(self) -> tuple[list[int], list[int]]:
+        """`(topic_sizes, topics_by_name)` as lists (shared: not to be modified), for the small-group
+        paths of Range and RoundRobin: made once per layout, where a `tolist` per call cost more than the walk."""
+        tables = self._topic_tables()
+        if tables.lists is None:
+            tables.lists = (self.topic_sizes.tolist(), self.topics_by_name.tolist())
+        return tables.lists
+
+    @property
     def name_rank(self) -> np.ndarray:
         """int64 rank of every global id in (topic name, partition) order."""
         tables = self._topic_tables()
@@ -214,16 +225,12 @@ class GroupSpec:
         order = tables.info_order
         if order is None:
             ids, iids = self.member_ids, self.instance_ids
-            names: list[str] = [mid if iid is None else iid for mid, iid in zip(ids, iids, strict=True)]
-            ascii_names = all(s.isascii() for s in names)
-            keys: list = names if ascii_names else [java_string_key(s) for s in names]
             static = [i for i, iid in enumerate(iids) if iid is not None]
-            if not static and ascii_names:  # distinct ids: sort the strings themselves, then find their members
-                position = {mid: i for i, mid in enumerate(ids)}
-                order = [position[mid] for mid in sorted(ids)]
-            elif not static:
-                order = sorted(range(len(keys)), key=keys.__getitem__)
+            if not static and "".join(ids).isascii():  # the usual case: one sort of the ids themselves
+                order = sorted(range(len(ids)), key=ids.__getitem__)
             else:
+                names: list[str] = [mid if iid is None else iid for mid, iid in zip(ids, iids, strict=True)]
+                keys: list = names if "".join(names).isascii() else [java_string_key(s) for s in names]
                 dynamic = [i for i, iid in enumerate(iids) if iid is None]
                 order = sorted(static, key=keys.__getitem__) + sorted(dynamic, key=keys.__getitem__)
             tables.info_order = order
@@ -265,9 +272,10 @@ class GroupSpec:
         tables = self._member_tables()
         if tables.small_subscribers is None:
             subscribers: list[list[int]] = [[] for _ in self.topic_names]
+            member_topics = self.member_topics
             lists: dict[int, list[int]] = {}  # members share subscription arrays
             for m in self.info_order:
-                topics = self.member_topics[m]
+                topics = member_topics[m]
                 ts = lists.get(id(topics))
                 if ts is None:
                     ts = lists[id(topics)] = topics.tolist()
@@ -353,6 +361,19 @@ class GroupSpec:
             lists = [a.tolist() for a in arrays]
         RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
         return dict(zip(self.member_ids, lists, strict=True))
+
+
+_INT32: list[bytes] = []  # `int32_codes`, grown on demand
+
+
+def int32_codes(count: int) -> list[bytes]:
+    """The native-order int32 bytes of 0 .. count - 1 (at least; shared: not to be modified): the small-group paths
+    of Range and RoundRobin write owners as such bytes, and an `int.to_bytes` per written owner cost most of them."""
+    codes = _INT32
+    if len(codes) < count:
+        order = sys.byteorder
+        codes.extend([i.to_bytes(4, order, signed=True) for i in range(len(codes), count)])
+    return codes
 
 
 @contextmanager

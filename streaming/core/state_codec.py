@@ -66,6 +66,10 @@ class GroupState:
     members: list[MemberState] = field(default_factory=list)  # first-join order
     strategies: dict[str, StrategyState] = field(default_factory=dict)
     departed: dict[str, DepartedMember] = field(default_factory=dict)  # departure order, oldest first
+    # the partitions `departed` holds over all its members and strategies, as `group_state` counted them after the
+    # event that made this state (None: not counted; not encoded): the next event updates the count instead of
+    # summing every departed member again
+    departed_partitions: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def num_partitions(self) -> int:
