@@ -276,9 +276,10 @@ class GroupSpec:
             lists: dict[int, list[int]] = {}  # members share subscription arrays
             for m in self.info_order:
                 topics = member_topics[m]
-                ts = lists.get(id(topics))
-                if ts is None:
-                    ts = lists[id(topics)] = topics.tolist()
+                known = lists.get(id(topics))
+                if known is None:
+                    known = lists[id(topics)] = topics.tolist()
+                ts: list[int] = known  # typed: compiled, the loop below is native
                 for t in ts:
                     subscribers[t].append(m)
             tables.small_subscribers = subscribers

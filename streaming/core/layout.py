@@ -266,10 +266,10 @@ class _PartitionLayout:
         self.live_of = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live)}
         # global id -> live topic index
         self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(topic_sizes)
-        # global ids in Kafka's (topic name, partition) order
-        self.ids_by_name = ordinal + _by_topic([starts[t] - first_rank[t] for t in by_name],
-                                               [sizes[t] for t in by_name])
         self.in_name_order = by_name == live  # the live topics' ids are in name order (`ids_by_name` = `ordinal`)
+        # global ids in Kafka's (topic name, partition) order
+        self.ids_by_name = ordinal if self.in_name_order else ordinal + _by_topic(
+            [starts[t] - first_rank[t] for t in by_name], [sizes[t] for t in by_name])
         # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
         # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
         block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],
