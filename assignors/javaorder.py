@@ -36,11 +36,8 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-@lru_cache(maxsize=1 << 16)
-def _spread_hash(s: str) -> int:
-    """`java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned."""
-    h = java_string_hash(s) & 0xFFFFFFFF
-    return h ^ (h >> 16)
+_SPREADS: dict[str, int] = {}  # key -> `java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned
+_SPREADS_KEPT = 1 << 16  # member ids recur in every rebalance of a replayed group; beyond this many, start over
 
 
 def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
@@ -70,7 +67,15 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         hashes = _string_hashes(keys)
         spread = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(capacity - 1)
         return np.argsort(spread, kind="stable")  # stable: insertion order in a bucket
-    spreads = list(map(_spread_hash, keys))
+    spreads: list[int] = []  # a dict read per key: an `lru_cache` call per key cost a third of a 10-member group
+    for key in keys:
+        spread = _SPREADS.get(key)
+        if spread is None:
+            if len(_SPREADS) >= _SPREADS_KEPT:
+                _SPREADS.clear()
+            h = java_string_hash(key) & 0xFFFFFFFF
+            spread = _SPREADS[key] = h ^ (h >> 16)
+        spreads.append(spread)
     # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
     if (
         len(keys) > _TREEIFY_THRESHOLD
@@ -79,7 +84,8 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spreads, first)
     buckets = [s & (capacity - 1) for s in spreads]
-    return np.array(sorted(range(len(keys)), key=buckets.__getitem__), dtype=np.int64)  # stable: insertion order
+    order = sorted(range(len(keys)), key=buckets.__getitem__)  # stable: insertion order
+    return np.fromiter(order, np.int64, len(order))
 
 
 def _has_long_bucket(spread: list[int], capacity: int) -> bool:

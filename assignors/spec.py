@@ -25,10 +25,11 @@ class _TopicTables:
     """What a spec derives from its topics alone; every spec copied from it shares this object."""
 
     def __init__(self, topic_names: list[str], topic_sizes: np.ndarray) -> None:
-        start = np.zeros(len(topic_names) + 1, dtype=np.int64)
-        np.cumsum(topic_sizes, out=start[1:])
-        self.topic_start: np.ndarray = start
-        self.num_partitions: int = int(start[-1])
+        # summed in Python: `np.cumsum(..., out=)` goes through numpy's Python-level wrapper, which cost more than
+        # the few topics of a group
+        start: list[int] = list(itertools.accumulate(topic_sizes.tolist(), initial=0))
+        self.topic_start: np.ndarray = np.array(start, dtype=np.int64)
+        self.num_partitions: int = start[-1]
         self.topic_index: dict[str, int] = {name: i for i, name in enumerate(topic_names)}
         self.partition_topic: np.ndarray | None = None
         self.partition_number: np.ndarray | None = None
@@ -273,13 +274,19 @@ class GroupSpec:
         if tables.small_subscribers is None:
             subscribers: list[list[int]] = [[] for _ in self.topic_names]
             member_topics = self.member_topics
-            lists: dict[int, list[int]] = {}  # members share subscription arrays
+            # members share subscription arrays: each distinct one is converted once, found by identity (a group
+            # has a few)
+            arrays: list[np.ndarray] = []
+            lists: list[list[int]] = []
             for m in self.info_order:
                 topics = member_topics[m]
-                known = lists.get(id(topics))
-                if known is None:
-                    known = lists[id(topics)] = topics.tolist()
-                ts: list[int] = known  # typed: compiled, the loop below is native
+                k = 0
+                while k < len(arrays) and arrays[k] is not topics:
+                    k += 1
+                if k == len(arrays):
+                    arrays.append(topics)
+                    lists.append(topics.tolist())
+                ts = lists[k]
                 for t in ts:
                     subscribers[t].append(m)
             tables.small_subscribers = subscribers

@@ -192,7 +192,7 @@ def _parse_object(value: bytes | None, max_event_bytes: int, size: int | None = 
     if size > max_event_bytes:
         raise InvalidEvent(f"event of {size} bytes exceeds the limit of {max_event_bytes} bytes")
     try:
-        text = bytes(value).decode("utf-8")
+        text = (value if type(value) is bytes else bytes(value)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidEvent(f"not UTF-8: {exc}") from None
     try:

@@ -85,9 +85,11 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
 
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
-    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody.take(owner), lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
-                False)
+    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them); an event
+    that keeps the old partitions (a leave) keeps their ids too."""
+    out = lay.to_union_or_nobody.take(owner)
+    return out if lay.union_keeps_old_ids else move(out, lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
+                                                    False)
 
 
 class NewPartitions:
@@ -159,6 +161,7 @@ class Relayout:
         # `union_owner` sizes its array with it (numpy sums cost more)
         self.union_num_partitions = new.num_partitions if union_l == shape.sizes else sum(union_l)
         self.old_to_union: np.ndarray | None = None if self.union_is_new else layout_map(old_sizes, union_l)
+        self.union_keeps_old_ids = union_l == old_sizes  # `old_to_union` is the identity
         self.new_to_union: np.ndarray | None = None if self.union_is_new else layout_map(shape.sizes, union_l)
         self.live_names = new.live_names  # topics with metadata, as the assignors see them
         self.partition_topic = new.partition_topic  # new global id -> live topic index
@@ -288,7 +291,7 @@ class _PartitionLayout:
                                np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
         # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
         # members keep their subscriptions over many events, and the layout with them
-        self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]] = {}
+        self.subscriptions = _subscriptions(tuple(self.live_names))
         for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
                       spec.topics_by_name):  # shared by every event
             array.setflags(write=False)
@@ -308,6 +311,13 @@ class _PartitionLayout:
             ids.setflags(write=False)
             known = self.subscriptions[topics] = (ids, bytes(row), live)
         return known
+
+
+@lru_cache(maxsize=4_096)
+def _subscriptions(live_names: tuple[str, ...]) -> dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]]:
+    """`_PartitionLayout.subscriptions`, shared by the layouts of the same live topics: what a subscription maps
+    to depends on those alone, and a partition count that changes makes a new layout of the same topics."""
+    return {}
 
 
 def _by_topic(offsets: list[int], counts: list[int]) -> np.ndarray:
