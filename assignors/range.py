@@ -26,7 +26,7 @@ from assignors.model import (
     ids_by_owner,
     rack_aware_enabled,
 )
-from assignors.spec import int32_codes
+from assignors.spec import INT32, int32_codes
 
 _NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
 
@@ -249,7 +249,7 @@ def _small_closed_form(spec: GroupSpec) -> np.ndarray:
         extra = size - per * c
         for i in range(c):
             blocks.append(codes[subs[i]] * (per + 1 if i < extra else per))
-    return np.frombuffer(b"".join(blocks), dtype=np.int32)
+    return np.frombuffer(b"".join(blocks), INT32)
 
 
 def _closed_form(

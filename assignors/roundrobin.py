@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner
-from assignors.spec import int32_codes
+from assignors.spec import INT32, int32_codes
 
 _NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
 
@@ -77,4 +77,4 @@ def _small_round_robin(spec: GroupSpec) -> np.ndarray:
         rest = size - rounds * n
         blocks[t] = block * rounds + block[:4 * rest]
         cursor = (rank[subs[(k + size - 1) % n]] + 1) % num_members  # past the last one served
-    return np.frombuffer(b"".join(blocks), dtype=np.int32)
+    return np.frombuffer(b"".join(blocks), INT32)

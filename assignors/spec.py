@@ -371,6 +371,7 @@ class GroupSpec:
         return dict(zip(self.member_ids, lists, strict=True))
 
 
+INT32 = np.dtype(np.int32)  # a dtype instance: numpy converts a type or a keyword argument on every call
 _INT32: list[bytes] = []  # `int32_codes`, grown on demand
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from assignors.spec import INT32
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.conformance import conformance_record
 from streaming.core.events import (
@@ -163,10 +164,13 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
         emit.conformance(record)
 
 
+_KINDS: dict[type, str] = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
+                           DeleteTopic: "delete_topic", Generation: "generation"}  # a cause's `type`
+
+
 def _cause(ev: Event, shape: GroupShape, source: dict, observed: StrategyState | None) -> dict[str, Any]:
     """The `cause` of a diff record: the event that triggered the round, and where it came from."""
-    kind = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
-            DeleteTopic: "delete_topic", Generation: "generation"}[type(ev)]
+    kind = _KINDS[type(ev)]
     cause: dict[str, Any] = {"type": kind}
     if isinstance(ev, (Join, Leave, Subscribe)):
         cause["member"] = ev.member
@@ -201,7 +205,7 @@ def _departed(old: GroupState, shape: GroupShape, lay: Relayout,
     for j in lay.leavers:
         gone = old.members[j].id
         total -= _held(departed.pop(gone, None))
-        me = np.array(j, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
+        me = np.array(j, INT32)  # a 0-d operand: numpy converts a Python int operand on every call
         d = departed[gone] = DepartedMember(
             gone,
             {name: int(st.member_generation[j]) for name, st in old.strategies.items()},
