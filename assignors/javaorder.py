@@ -11,12 +11,13 @@ from codecs import utf_16_be_encode
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Final
 
 import numpy as np
 
-_TREEIFY_THRESHOLD = 8  # a bin reaching 9 entries asks for a tree ...
-_MIN_TREEIFY_CAPACITY = 64  # ... which a smaller table answers by doubling instead
-_VECTOR_MIN = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
+_TREEIFY_THRESHOLD: Final = 8  # a bin reaching 9 entries asks for a tree ...
+_MIN_TREEIFY_CAPACITY: Final = 64  # ... which a smaller table answers by doubling instead
+_VECTOR_MIN: Final = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
 
 
 def java_string_key(s: str) -> bytes:
@@ -36,8 +37,9 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-_SPREADS: dict[str, int] = {}  # key -> `java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned
-_SPREADS_KEPT = 1 << 16  # member ids recur in every rebalance of a replayed group; beyond this many, start over
+# key -> `java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned
+_SPREADS: Final[dict[str, int]] = {}
+_SPREADS_KEPT: Final = 1 << 16  # member ids recur in every rebalance of a replayed group; beyond this many, start over
 
 
 def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:

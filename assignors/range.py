@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from assignors.model import (
 )
 from assignors.spec import INT32, int32_codes
 
-_NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
+_NOBODY: Final = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
 
 
 @dataclass

@@ -10,13 +10,14 @@ work, O(partitions) numpy work, for any mix of subscriptions.
 from __future__ import annotations
 
 import sys
+from typing import Final
 
 import numpy as np
 
 from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner
 from assignors.spec import INT32, int32_codes
 
-_NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
+_NOBODY: Final = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
 
 
 class RoundRobinAssignor:

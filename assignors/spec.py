@@ -14,6 +14,7 @@ import itertools
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Final
 
 import numpy as np
 
@@ -371,8 +372,8 @@ class GroupSpec:
         return dict(zip(self.member_ids, lists, strict=True))
 
 
-INT32 = np.dtype(np.int32)  # a dtype instance: numpy converts a type or a keyword argument on every call
-_INT32: list[bytes] = []  # `int32_codes`, grown on demand
+INT32: Final = np.dtype(np.int32)  # a dtype instance: numpy converts a type or a keyword argument on every call
+_INT32: Final[list[bytes]] = []  # `int32_codes`, grown on demand
 
 
 def int32_codes(count: int) -> list[bytes]:

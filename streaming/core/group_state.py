@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -164,7 +164,7 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
         emit.conformance(record)
 
 
-_KINDS: dict[type, str] = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
+_KINDS: Final[dict[type, str]] = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
                            DeleteTopic: "delete_topic", Generation: "generation"}  # a cause's `type`
 
 

@@ -11,6 +11,7 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Final
 
 import numpy as np
 
@@ -23,8 +24,8 @@ from streaming.core.state_codec import GroupState
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
 _CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
 # `mapping >= _ZERO`, not `>= 0`: numpy converts a Python int operand on every call (state_codec's `_ONE`)
-_ZERO = np.array(0, np.int64)
-_BOOL = np.dtype(bool)  # a dtype instance (`spec.INT32`)
+_ZERO: Final = np.array(0, np.int64)
+_BOOL: Final = np.dtype(bool)  # a dtype instance (`spec.INT32`)
 
 
 def layout_map(old_sizes: list[int], new_sizes: list[int]) -> np.ndarray:
