@@ -18,6 +18,7 @@ import numpy as np
 _TREEIFY_THRESHOLD: Final = 8  # a bin reaching 9 entries asks for a tree ...
 _MIN_TREEIFY_CAPACITY: Final = 64  # ... which a smaller table answers by doubling instead
 _VECTOR_MIN: Final = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
+_INT64: Final = np.dtype(np.int64)  # a dtype instance: numpy converts a type on every call
 
 
 def java_string_key(s: str) -> bytes:
@@ -85,9 +86,10 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         and _has_long_bucket(spreads, first)
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spreads, first)
-    buckets = [s & (capacity - 1) for s in spreads]
-    order = sorted(range(len(keys)), key=buckets.__getitem__)  # stable: insertion order
-    return np.fromiter(order, np.int64, len(order))
+    # by bucket, then insertion order: one sort of plain ints (bucket * n + position), no key function
+    mask, n = capacity - 1, len(keys)
+    slots = sorted([(s & mask) * n + i for i, s in enumerate(spreads)])
+    return np.fromiter([k % n for k in slots], _INT64, n)
 
 
 def _has_long_bucket(spread: list[int], capacity: int) -> bool:
