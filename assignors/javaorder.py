@@ -11,12 +11,14 @@ from codecs import utf_16_be_encode
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import Final
 
 import numpy as np
 
-_TREEIFY_THRESHOLD = 8  # a bin reaching 9 entries asks for a tree ...
-_MIN_TREEIFY_CAPACITY = 64  # ... which a smaller table answers by doubling instead
-_VECTOR_MIN = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
+_TREEIFY_THRESHOLD: Final = 8  # a bin reaching 9 entries asks for a tree ...
+_MIN_TREEIFY_CAPACITY: Final = 64  # ... which a smaller table answers by doubling instead
+_VECTOR_MIN: Final = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
+_INT64: Final = np.dtype(np.int64)  # a dtype instance: numpy converts a type on every call
 
 
 def java_string_key(s: str) -> bytes:
@@ -36,11 +38,9 @@ def java_string_hash(s: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-@lru_cache(maxsize=1 << 16)
-def _spread_hash(s: str) -> int:
-    """`java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned."""
-    h = java_string_hash(s) & 0xFFFFFFFF
-    return h ^ (h >> 16)
+# key -> `java_string_hash` as Java's `HashMap` spreads it (`h ^ h >>> 16`), unsigned
+_SPREADS: Final[dict[str, int]] = {}
+_SPREADS_KEPT: Final = 1 << 16  # member ids recur in every rebalance of a replayed group; beyond this many, start over
 
 
 def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
@@ -70,7 +70,15 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         hashes = _string_hashes(keys)
         spread = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(capacity - 1)
         return np.argsort(spread, kind="stable")  # stable: insertion order in a bucket
-    spreads = list(map(_spread_hash, keys))
+    spreads: list[int] = []  # a dict read per key: an `lru_cache` call per key cost a third of a 10-member group
+    for key in keys:
+        spread = _SPREADS.get(key)
+        if spread is None:
+            if len(_SPREADS) >= _SPREADS_KEPT:
+                _SPREADS.clear()
+            h = java_string_hash(key) & 0xFFFFFFFF
+            spread = _SPREADS[key] = h ^ (h >> 16)
+        spreads.append(spread)
     # a bucket of 9 doubles a table below 64; past 48 keys the load alone needs 64 or more
     if (
         len(keys) > _TREEIFY_THRESHOLD
@@ -78,8 +86,10 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
         and _has_long_bucket(spreads, first)
     ):  # buckets only split as the table grows: without a 9-long one at the start there is none later
         capacity = _capacity_with_long_buckets(spreads, first)
-    buckets = [s & (capacity - 1) for s in spreads]
-    return np.array(sorted(range(len(keys)), key=buckets.__getitem__), dtype=np.int64)  # stable: insertion order
+    # by bucket, then insertion order: one sort of plain ints (bucket * n + position), no key function
+    mask, n = capacity - 1, len(keys)
+    slots = sorted([(s & mask) * n + i for i, s in enumerate(spreads)])
+    return np.fromiter([k % n for k in slots], _INT64, n)
 
 
 def _has_long_bucket(spread: list[int], capacity: int) -> bool:

@@ -10,10 +10,14 @@ work, O(partitions) numpy work, for any mix of subscriptions.
 from __future__ import annotations
 
 import sys
+from typing import Final
 
 import numpy as np
 
 from assignors.model import SMALL_GROUP, GroupSpec, ids_by_owner
+from assignors.spec import INT32, int32_codes
+
+_NOBODY: Final = (-1).to_bytes(4, sys.byteorder, signed=True)  # an int32 owner of -1, native byte order
 
 
 class RoundRobinAssignor:
@@ -46,25 +50,32 @@ class RoundRobinAssignor:
 
 
 def _small_round_robin(spec: GroupSpec) -> np.ndarray:
-    """The same walk in plain Python, for small groups: the int32 owners, each topic's turn written as native
-    int32 bytes into one buffer that `np.frombuffer` wraps (converting a list of Python ints cost more)."""
-    rank = [0] * spec.num_members
+    """The same walk in plain Python, for small groups: the int32 owners, each topic's turn as native int32 bytes,
+    joined in topic order into the buffer `np.frombuffer` wraps (converting a list of Python ints cost more)."""
+    num_members = spec.num_members
+    rank = [0] * num_members
     for r, m in enumerate(spec.info_order):
         rank[m] = r
     subscribers = spec.small_subscribers
-    starts, sizes = spec.topic_start.tolist(), spec.topic_sizes.tolist()
-    order = sys.byteorder
-    buf = bytearray((-1).to_bytes(4, order, signed=True) * spec.num_partitions)
+    sizes, by_name = spec.topic_lists
+    codes = int32_codes(num_members)
+    blocks: list[bytes] = [b""] * len(sizes)  # per topic
     cursor = 0
-    for t in spec.topics_by_name.tolist():
+    for t in by_name:
         subs = subscribers[t]
-        if not subs:
-            continue
-        k = next((i for i, m in enumerate(subs) if rank[m] >= cursor), 0)  # first subscriber at the cursor
-        turn = subs[k:] + subs[:k]
         size = sizes[t]
-        rounds, rest = divmod(size, len(turn))
-        block = b"".join([m.to_bytes(4, order, signed=True) for m in turn])
-        buf[4 * starts[t]:4 * starts[t + 1]] = block * rounds + block[:4 * rest]
-        cursor = (rank[turn[(size - 1) % len(turn)]] + 1) % spec.num_members  # past the last one served
-    return np.frombuffer(buf, dtype=np.int32)
+        n = len(subs)
+        if n == 0:
+            blocks[t] = _NOBODY * size
+            continue
+        k = 0  # the first subscriber at the cursor (none: the first one)
+        while k < n and rank[subs[k]] < cursor:
+            k += 1
+        if k == n:
+            k = 0
+        block = b"".join([codes[subs[(k + i) % n]] for i in range(n)])
+        rounds = size // n
+        rest = size - rounds * n
+        blocks[t] = block * rounds + block[:4 * rest]
+        cursor = (rank[subs[(k + size - 1) % n]] + 1) % num_members  # past the last one served
+    return np.frombuffer(b"".join(blocks), INT32)

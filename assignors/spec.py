@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import gc
 import itertools
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Final
 
 import numpy as np
 
@@ -24,15 +26,17 @@ class _TopicTables:
     """What a spec derives from its topics alone; every spec copied from it shares this object."""
 
     def __init__(self, topic_names: list[str], topic_sizes: np.ndarray) -> None:
-        start = np.zeros(len(topic_names) + 1, dtype=np.int64)
-        np.cumsum(topic_sizes, out=start[1:])
-        self.topic_start: np.ndarray = start
-        self.num_partitions: int = int(start[-1])
+        # summed in Python: `np.cumsum(..., out=)` goes through numpy's Python-level wrapper, which cost more than
+        # the few topics of a group
+        start: list[int] = list(itertools.accumulate(topic_sizes.tolist(), initial=0))
+        self.topic_start: np.ndarray = np.array(start, dtype=np.int64)
+        self.num_partitions: int = start[-1]
         self.topic_index: dict[str, int] = {name: i for i, name in enumerate(topic_names)}
         self.partition_topic: np.ndarray | None = None
         self.partition_number: np.ndarray | None = None
         self.topics_by_name: np.ndarray | None = None
         self.name_rank: np.ndarray | None = None
+        self.lists: tuple[list[int], list[int]] | None = None
 
 
 class _MemberTables:
@@ -142,6 +146,15 @@ class GroupSpec:
         return tables.topics_by_name
 
     @property
+    def topic_lists(self) -> tuple[list[int], list[int]]:
+        """`(topic_sizes, topics_by_name)` as lists (shared: not to be modified), for the small-group
+        paths of Range and RoundRobin: made once per layout, where a `tolist` per call cost more than the walk."""
+        tables = self._topic_tables()
+        if tables.lists is None:
+            tables.lists = (self.topic_sizes.tolist(), self.topics_by_name.tolist())
+        return tables.lists
+
+    @property
     def name_rank(self) -> np.ndarray:
         """int64 rank of every global id in (topic name, partition) order."""
         tables = self._topic_tables()
@@ -214,16 +227,12 @@ class GroupSpec:
         order = tables.info_order
         if order is None:
             ids, iids = self.member_ids, self.instance_ids
-            names: list[str] = [mid if iid is None else iid for mid, iid in zip(ids, iids, strict=True)]
-            ascii_names = all(s.isascii() for s in names)
-            keys: list = names if ascii_names else [java_string_key(s) for s in names]
             static = [i for i, iid in enumerate(iids) if iid is not None]
-            if not static and ascii_names:  # distinct ids: sort the strings themselves, then find their members
-                position = {mid: i for i, mid in enumerate(ids)}
-                order = [position[mid] for mid in sorted(ids)]
-            elif not static:
-                order = sorted(range(len(keys)), key=keys.__getitem__)
+            if not static and "".join(ids).isascii():  # the usual case: one sort of the ids themselves
+                order = sorted(range(len(ids)), key=ids.__getitem__)
             else:
+                names: list[str] = [mid if iid is None else iid for mid, iid in zip(ids, iids, strict=True)]
+                keys: list = names if "".join(names).isascii() else [java_string_key(s) for s in names]
                 dynamic = [i for i, iid in enumerate(iids) if iid is None]
                 order = sorted(static, key=keys.__getitem__) + sorted(dynamic, key=keys.__getitem__)
             tables.info_order = order
@@ -265,12 +274,20 @@ class GroupSpec:
         tables = self._member_tables()
         if tables.small_subscribers is None:
             subscribers: list[list[int]] = [[] for _ in self.topic_names]
-            lists: dict[int, list[int]] = {}  # members share subscription arrays
+            member_topics = self.member_topics
+            # members share subscription arrays: each distinct one is converted once, found by identity (a group
+            # has a few)
+            arrays: list[np.ndarray] = []
+            lists: list[list[int]] = []
             for m in self.info_order:
-                topics = self.member_topics[m]
-                ts = lists.get(id(topics))
-                if ts is None:
-                    ts = lists[id(topics)] = topics.tolist()
+                topics = member_topics[m]
+                k = 0
+                while k < len(arrays) and arrays[k] is not topics:
+                    k += 1
+                if k == len(arrays):
+                    arrays.append(topics)
+                    lists.append(topics.tolist())
+                ts = lists[k]
                 for t in ts:
                     subscribers[t].append(m)
             tables.small_subscribers = subscribers
@@ -353,6 +370,20 @@ class GroupSpec:
             lists = [a.tolist() for a in arrays]
         RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
         return dict(zip(self.member_ids, lists, strict=True))
+
+
+INT32: Final = np.dtype(np.int32)  # a dtype instance: numpy converts a type or a keyword argument on every call
+_INT32: Final[list[bytes]] = []  # `int32_codes`, grown on demand
+
+
+def int32_codes(count: int) -> list[bytes]:
+    """The native-order int32 bytes of 0 .. count - 1 (at least; shared: not to be modified): the small-group paths
+    of Range and RoundRobin write owners as such bytes, and an `int.to_bytes` per written owner cost most of them."""
+    codes = _INT32
+    if len(codes) < count:
+        order = sys.byteorder
+        codes.extend([i.to_bytes(4, order, signed=True) for i in range(len(codes), count)])
+    return codes
 
 
 @contextmanager

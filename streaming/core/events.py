@@ -31,15 +31,24 @@ class InvalidEvent(ValueError):
         self.group = group
 
 
-@dataclass(frozen=True)
+# The events a valid line makes, one per line: dataclasses for equality and repr, with an `__init__` of their own,
+# which mypyc compiles (the one `dataclasses` generates runs interpreted and cost as much as the parsing); not
+# frozen, as a frozen class may only set its fields through `object.__setattr__`. Nothing modifies an event.
+
+
+@dataclass
 class Metadata:
     """Topic metadata carried by `partitions` (and optionally `join`) events."""
 
     partitions: dict[str, int]  # topic -> partition count, event order
     partition_racks: dict[str, list[list[str]]]  # topic -> replica racks per partition (KIP-881), may be empty
 
+    def __init__(self, partitions: dict[str, int], partition_racks: dict[str, list[list[str]]]) -> None:
+        self.partitions = partitions
+        self.partition_racks = partition_racks
 
-@dataclass(frozen=True)
+
+@dataclass
 class Join:
     group: str
     member: str
@@ -50,34 +59,66 @@ class Join:
     ts: int | None
     weight: float = 1.0  # > 0, `weighted-sticky`'s share
 
+    def __init__(self, group: str, member: str, topics: tuple[str, ...], rack: str | None, instance_id: str | None,
+                 metadata: Metadata | None, ts: int | None, weight: float = 1.0) -> None:
+        self.group = group
+        self.member = member
+        self.topics = topics
+        self.rack = rack
+        self.instance_id = instance_id
+        self.metadata = metadata
+        self.ts = ts
+        self.weight = weight
 
-@dataclass(frozen=True)
+
+@dataclass
 class Leave:
     group: str
     member: str
     ts: int | None
 
+    def __init__(self, group: str, member: str, ts: int | None) -> None:
+        self.group = group
+        self.member = member
+        self.ts = ts
 
-@dataclass(frozen=True)
+
+@dataclass
 class Subscribe:
     group: str
     member: str
     topics: tuple[str, ...]
     ts: int | None
 
+    def __init__(self, group: str, member: str, topics: tuple[str, ...], ts: int | None) -> None:
+        self.group = group
+        self.member = member
+        self.topics = topics
+        self.ts = ts
 
-@dataclass(frozen=True)
+
+@dataclass
 class Partitions:
     group: str
     metadata: Metadata
     ts: int | None
 
+    def __init__(self, group: str, metadata: Metadata, ts: int | None) -> None:
+        self.group = group
+        self.metadata = metadata
+        self.ts = ts
 
-@dataclass(frozen=True)
+
+@dataclass
 class DeleteTopic:
     group: str
     topic: str
     ts: int | None
+
+    def __init__(self, group: str, topic: str, ts: int | None) -> None:
+        self.group = group
+        self.topic = topic
+        self.ts = ts
 
 
 @dataclass(frozen=True)
@@ -103,10 +144,14 @@ class Generation:
     ts: int | None
 
 
-@dataclass(frozen=True)
+@dataclass
 class DeleteGroup:
     group: str
     ts: int | None
+
+    def __init__(self, group: str, ts: int | None) -> None:
+        self.group = group
+        self.ts = ts
 
 
 Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | DeleteGroup
@@ -147,7 +192,7 @@ def _parse_object(value: bytes | None, max_event_bytes: int, size: int | None = 
     if size > max_event_bytes:
         raise InvalidEvent(f"event of {size} bytes exceeds the limit of {max_event_bytes} bytes")
     try:
-        text = bytes(value).decode("utf-8")
+        text = (value if type(value) is bytes else bytes(value)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidEvent(f"not UTF-8: {exc}") from None
     try:

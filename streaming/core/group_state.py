@@ -26,10 +26,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
+from assignors.spec import INT32
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.conformance import conformance_record
 from streaming.core.events import (
@@ -128,6 +129,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         _conformance(shape, parts, emit, event_ts)
     elif observed is not None:
         strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
+    departed, held = _departed(old, shape, lay, config.limits)  # 4. remember who left
     return GroupState(
         topics=shape.topics,
         sizes=parts.sizes,
@@ -135,7 +137,8 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         rack_bits=parts.rack_bits,
         members=shape.members,
         strategies=strategies,
-        departed=_departed(old, shape, lay, config.limits),  # 4. remember who left
+        departed=departed,
+        departed_partitions=held,
     )
 
 
@@ -161,10 +164,13 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
         emit.conformance(record)
 
 
+_KINDS: Final[dict[type, str]] = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
+                           DeleteTopic: "delete_topic", Generation: "generation"}  # a cause's `type`
+
+
 def _cause(ev: Event, shape: GroupShape, source: dict, observed: StrategyState | None) -> dict[str, Any]:
     """The `cause` of a diff record: the event that triggered the round, and where it came from."""
-    kind = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",
-            DeleteTopic: "delete_topic", Generation: "generation"}[type(ev)]
+    kind = _KINDS[type(ev)]
     cause: dict[str, Any] = {"type": kind}
     if isinstance(ev, (Join, Leave, Subscribe)):
         cause["member"] = ev.member
@@ -181,31 +187,44 @@ def _cause(ev: Event, shape: GroupShape, source: dict, observed: StrategyState |
     return cause
 
 
-def _departed(old: GroupState, shape: GroupShape, lay: Relayout, limits: Limits) -> dict[str, DepartedMember]:
+def _departed(old: GroupState, shape: GroupShape, lay: Relayout,
+              limits: Limits) -> tuple[dict[str, DepartedMember], int]:
     """Departed members after the event: returning ones forgotten, leavers remembered with what each
-    strategy gave them (layout-free keys) and their generations, the oldest forgotten beyond the limits."""
+    strategy gave them (layout-free keys) and their generations, the oldest forgotten beyond the limits; and the
+    partitions they hold (`GroupState.departed_partitions`)."""
     departed = dict(old.departed)
+    total = old.departed_partitions
+    if total is None:
+        total = 0
+        for d in departed.values():
+            total += _held(d)
     for mid in [c for c in shape.carry if isinstance(c, str)]:
-        departed.pop(mid, None)
+        total -= _held(departed.pop(mid, None))
     if shape.replaced is not None:
-        departed.pop(shape.members[shape.replaced[0]].id, None)
+        total -= _held(departed.pop(shape.members[shape.replaced[0]].id, None))
     for j in lay.leavers:
         gone = old.members[j].id
-        departed.pop(gone, None)
-        departed[gone] = DepartedMember(
+        total -= _held(departed.pop(gone, None))
+        me = np.array(j, INT32)  # a 0-d operand: numpy converts a Python int operand on every call
+        d = departed[gone] = DepartedMember(
             gone,
             {name: int(st.member_generation[j]) for name, st in old.strategies.items()},
-            {name: lay.old_keys[st.owner == j] for name, st in old.strategies.items()},
+            {name: lay.old_keys[st.owner == me] for name, st in old.strategies.items()},
         )
-    total = 0  # plain loops and `len` (1-d arrays): compiled, a generator and numpy's `size` cost several times more
-    for d in departed.values():
+        total += _held(d)
+    while departed and (len(departed) > limits.max_departed_members or total > limits.max_departed_partitions):
+        total -= _held(departed.pop(next(iter(departed))))  # it would then rejoin as a new member
+    return departed, total
+
+
+def _held(d: DepartedMember | None) -> int:
+    """The partitions a departed member holds over all strategies (None: 0). Plain loops and `len` (1-d arrays):
+    compiled, a generator and numpy's `size` cost several times more."""
+    total = 0
+    if d is not None:
         for a in d.owned.values():
             total += len(a)
-    while departed and (len(departed) > limits.max_departed_members or total > limits.max_departed_partitions):
-        oldest = departed.pop(next(iter(departed)))  # it would then rejoin as a new member
-        for a in oldest.owned.values():
-            total -= len(a)
-    return departed
+    return total
 
 
 def _empty_state(strategies: Sequence[str]) -> GroupState:
@@ -230,4 +249,5 @@ def _align_strategies(state: GroupState, strategies: Sequence[str]) -> bool:
     for d in state.departed.values():
         d.owned = {name: keys for name, keys in d.owned.items() if name in state.strategies}
         d.generations = {name: g for name, g in d.generations.items() if name in state.strategies}
+    state.departed_partitions = None  # fewer strategies: fewer partitions held
     return True

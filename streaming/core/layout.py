@@ -11,18 +11,21 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Final
 
 import numpy as np
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
+from assignors.spec import INT32
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
 
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
 _CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
 # `mapping >= _ZERO`, not `>= 0`: numpy converts a Python int operand on every call (state_codec's `_ONE`)
-_ZERO = np.array(0, np.int64)
+_ZERO: Final = np.array(0, np.int64)
+_BOOL: Final = np.dtype(bool)  # a dtype instance (`spec.INT32`)
 
 
 def layout_map(old_sizes: list[int], new_sizes: list[int]) -> np.ndarray:
@@ -85,17 +88,20 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
 
 
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
-    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them)."""
-    return move(lay.to_union_or_nobody.take(owner), lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
-                False)
+    """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them); an event
+    that keeps the old partitions (a leave) keeps their ids too."""
+    out = lay.to_union_or_nobody.take(owner)
+    return out if lay.union_keeps_old_ids else move(out, lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
+                                                    False)
 
 
 class NewPartitions:
     """The next shape's partitions: counts, where every old partition went, and their replica racks."""
 
-    def __init__(self, sizes: np.ndarray, old_to_new: np.ndarray, rack_bits: np.ndarray | None, same: bool) -> None:
+    def __init__(self, sizes: np.ndarray, old_to_new: np.ndarray | None, rack_bits: np.ndarray | None,
+                 same: bool) -> None:
         self.sizes = sizes  # int64 per topic (0 = deleted)
-        self.old_to_new = old_to_new  # old global id -> new (-1: gone)
+        self.old_to_new = old_to_new  # old global id -> new (-1: gone); None: the identity (`same`)
         self.rack_bits = rack_bits  # uint64 per new partition, None when the group knows no racks
         self.same = same  # the partition counts are the old ones (`sizes` is then the old state's array)
 
@@ -104,8 +110,9 @@ def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
     """The partitions after the event; a topic whose replica racks it changed joins `shape.metadata_changed`
     (so this comes before deciding whether the group rebalances)."""
     old_sizes = old.sizes.tolist()
+    old_to_new: np.ndarray | None = None
     if old_sizes == shape.sizes:  # most events: the states share the (never modified) counts
-        sizes, old_to_new = old.sizes, identity(sum(shape.sizes))
+        sizes = old.sizes
     else:
         sizes = np.array(shape.sizes, dtype=np.int64)
         old_to_new = layout_map(old_sizes, shape.sizes)
@@ -126,7 +133,7 @@ class Relayout:
         self.sizes = parts.sizes  # int64 per topic, the new partition counts (0 = deleted)
         self.starts = new.starts  # int64[T+1]
         self.num_partitions = new.num_partitions
-        self.old_to_new = parts.old_to_new  # old global id -> new (-1: gone)
+        self._old_to_new = parts.old_to_new
         self.same_partitions = parts.same  # the event left the partitions as they were (`old_to_new` is the identity)
         # a count went down (a topic was deleted): `old_to_new` holds -1
         gone = False
@@ -159,6 +166,7 @@ class Relayout:
         # `union_owner` sizes its array with it (numpy sums cost more)
         self.union_num_partitions = new.num_partitions if union_l == shape.sizes else sum(union_l)
         self.old_to_union: np.ndarray | None = None if self.union_is_new else layout_map(old_sizes, union_l)
+        self.union_keeps_old_ids = union_l == old_sizes  # `old_to_union` is the identity
         self.new_to_union: np.ndarray | None = None if self.union_is_new else layout_map(shape.sizes, union_l)
         self.live_names = new.live_names  # topics with metadata, as the assignors see them
         self.partition_topic = new.partition_topic  # new global id -> live topic index
@@ -178,7 +186,7 @@ class Relayout:
         self.member_topics = member_topics  # per member: live topic indices it subscribes to
         # `subscribed` and a last row of True: index -1 (nobody) is never foreign
         # (the `ndarray` constructor: one call instead of `frombuffer` and `reshape`)
-        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), bool, b"".join(rows))
+        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), _BOOL, b"".join(rows))
         self.subscribed = self.subscribed_or_nobody[: len(members)]  # bool [member, live topic]
         # old global id -> `topic_index << 32 | partition` (a layout-free name); the old layout is usually
         # still cached from the event that made it
@@ -190,11 +198,19 @@ class Relayout:
         self._topic_subscribers: list[frozenset[int]] | None = None
 
     @property
+    def old_to_new(self) -> np.ndarray:
+        """Old global id -> new (-1: gone); made on first use when the partitions stayed as they were (the
+        identity), which most events never read (`relaid_owner`)."""
+        if self._old_to_new is None:
+            self._old_to_new = identity(self.num_partitions)
+        return self._old_to_new
+
+    @property
     def remap_or_nobody(self) -> np.ndarray:
         """Old member index -> new, and a last -1: indexed by an owner array, nobody (-1) stays nobody. Events
         that keep the members' indices never read it (`relaid_owner`)."""
         if self._remap_or_nobody is None:
-            self._remap_or_nobody = np.array([*self._remap, -1], dtype=np.int32)
+            self._remap_or_nobody = np.array([*self._remap, -1], INT32)
         return self._remap_or_nobody
 
     @property
@@ -211,7 +227,7 @@ class Relayout:
                 to_union = list(self._remap)
                 for k, j in enumerate(self.leavers):
                     to_union[j] = len(self.member_ids) + k
-                self._to_union_or_nobody = np.array([*to_union, -1], dtype=np.int32)
+                self._to_union_or_nobody = np.array([*to_union, -1], INT32)
             else:
                 self._to_union_or_nobody = self.remap_or_nobody
         return self._to_union_or_nobody
@@ -266,10 +282,10 @@ class _PartitionLayout:
         self.live_of = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live)}
         # global id -> live topic index
         self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(topic_sizes)
-        # global ids in Kafka's (topic name, partition) order
-        self.ids_by_name = ordinal + _by_topic([starts[t] - first_rank[t] for t in by_name],
-                                               [sizes[t] for t in by_name])
         self.in_name_order = by_name == live  # the live topics' ids are in name order (`ids_by_name` = `ordinal`)
+        # global ids in Kafka's (topic name, partition) order
+        self.ids_by_name = ordinal if self.in_name_order else ordinal + _by_topic(
+            [starts[t] - first_rank[t] for t in by_name], [sizes[t] for t in by_name])
         # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
         # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
         block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],
@@ -288,7 +304,7 @@ class _PartitionLayout:
                                np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
         # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
         # members keep their subscriptions over many events, and the layout with them
-        self.subscriptions: dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]] = {}
+        self.subscriptions = _subscriptions(tuple(self.live_names))
         for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
                       spec.topics_by_name):  # shared by every event
             array.setflags(write=False)
@@ -310,6 +326,13 @@ class _PartitionLayout:
         return known
 
 
+@lru_cache(maxsize=4_096)
+def _subscriptions(live_names: tuple[str, ...]) -> dict[tuple[str, ...], tuple[np.ndarray, bytes, list[int]]]:
+    """`_PartitionLayout.subscriptions`, shared by the layouts of the same live topics: what a subscription maps
+    to depends on those alone, and a partition count that changes makes a new layout of the same topics."""
+    return {}
+
+
 def _by_topic(offsets: list[int], counts: list[int]) -> np.ndarray:
     """int64 per partition: each topic's offset repeated over its partitions (the method: `np.repeat` adds a
     Python-level wrapper)."""
@@ -325,13 +348,17 @@ def _partition_layout(topics: tuple[str, ...], sizes: tuple[int, ...]) -> _Parti
 _cached_partition_layout = lru_cache(maxsize=4_096)(_PartitionLayout)
 
 
-def _rack_bits(old: GroupState, shape: GroupShape, sizes: np.ndarray, old_to_new: np.ndarray) -> np.ndarray | None:
+def _rack_bits(old: GroupState, shape: GroupShape, sizes: np.ndarray,
+               old_to_new: np.ndarray | None) -> np.ndarray | None:
     """Replica racks per new partition as bit masks over `shape.rack_names`; a topic whose racks the
-    event changed joins `shape.metadata_changed`."""
+    event changed joins `shape.metadata_changed`. `old_to_new`: None when the partitions stayed as they were."""
     if not shape.rack_names:
         return None
     total = int(sizes.sum())
-    bits = move(old.rack_bits, old_to_new, total, 0) if old.rack_bits is not None else np.zeros(total, np.uint64)
+    if old.rack_bits is None:
+        bits = np.zeros(total, np.uint64)
+    else:
+        bits = old.rack_bits.copy() if old_to_new is None else move(old.rack_bits, old_to_new, total, 0)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     rack_bit = {r: 1 << i for i, r in enumerate(shape.rack_names)}
     for t, rows in shape.rack_updates.items():

@@ -60,7 +60,7 @@ class GroupShape:
 def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
     """The shape of `old` after `ev`; `InvalidEvent` when the event does not fit the group."""
     shape = GroupShape(list(old.topics), old.sizes.tolist(), list(old.rack_names), list(old.members),
-                       list(range(len(old.members))))
+                       [i for i in range(len(old.members))])  # compiled, a native loop: `list(range())` costs more
     if isinstance(ev, Join):
         if ev.metadata is not None:
             _metadata(shape, ev.metadata, ev.group, limits)
@@ -128,12 +128,17 @@ def _metadata(shape: GroupShape, md: Metadata, group: str, limits: Limits) -> No
         shape.rack_updates[i] = rows
 
 
-def _member_index(shape: GroupShape) -> dict[str, int]:
-    return {m.id: i for i, m in enumerate(shape.members)}
+def _member_index(shape: GroupShape, member: str) -> int | None:
+    """The member's index, None when it is not in the group: a scan, which costs less than a dict of a group's
+    members built per event."""
+    for i, m in enumerate(shape.members):
+        if m.id == member:
+            return i
+    return None
 
 
 def _known(shape: GroupShape, member: str, what: str, group: str) -> int:
-    i = _member_index(shape).get(member)
+    i = _member_index(shape, member)
     if i is None:
         raise InvalidEvent(f"{what} of unknown member {member!r}", group)
     return i
@@ -141,7 +146,7 @@ def _known(shape: GroupShape, member: str, what: str, group: str) -> int:
 
 def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
     members = shape.members
-    me = _member_index(shape).get(ev.member)
+    me = _member_index(shape, ev.member)
     holder = None
     if ev.instance_id is not None:
         holder = next((i for i, m in enumerate(members) if m.instance_id == ev.instance_id), None)
@@ -154,7 +159,11 @@ def _join(shape: GroupShape, old: GroupState, ev: Join, limits: Limits) -> None:
         shape.replaced = (holder, replaced.id)
         me = holder
     # members usually share subscriptions: keep one tuple object per distinct list (cheap caching by id)
-    topics = next((m.topics for m in members if m.topics == ev.topics), ev.topics)
+    topics = ev.topics
+    for m in members:
+        if m.topics == topics:
+            topics = m.topics
+            break
     if me is None:
         if len(members) >= limits.max_members_per_group:
             raise InvalidEvent(f"group already has {len(members)} members, the limit "

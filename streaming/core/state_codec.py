@@ -22,15 +22,27 @@ VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
 
 
+# The state's classes are dataclasses for equality and repr, with an `__init__` of their own: mypyc compiles it,
+# where the one `dataclasses` generates runs interpreted (each event makes a group state and a state per strategy).
+
+
 @dataclass
 class MemberState:
     """An active member: what its latest join/subscribe said."""
 
     id: str
     topics: tuple[str, ...]
-    rack: str | None = None
-    instance_id: str | None = None
-    weight: float = 1.0  # `weighted-sticky`'s share (join events' `weight`)
+    rack: str | None
+    instance_id: str | None
+    weight: float  # `weighted-sticky`'s share (join events' `weight`)
+
+    def __init__(self, id: str, topics: tuple[str, ...], rack: str | None = None, instance_id: str | None = None,
+                 weight: float = 1.0) -> None:
+        self.id = id
+        self.topics = topics
+        self.rack = rack
+        self.instance_id = instance_id
+        self.weight = weight
 
 
 @dataclass
@@ -41,6 +53,11 @@ class StrategyState:
     owner: np.ndarray  # int32 per partition (layout of GroupState): member index, -1 = nobody
     member_generation: np.ndarray  # int32 per member: generation of the last round it took part in, -1 = none
 
+    def __init__(self, generation: int, owner: np.ndarray, member_generation: np.ndarray) -> None:
+        self.generation = generation
+        self.owner = owner
+        self.member_generation = member_generation
+
 
 @dataclass
 class DepartedMember:
@@ -49,6 +66,11 @@ class DepartedMember:
     id: str
     generations: dict[str, int]  # strategy -> generation of its last round
     owned: dict[str, np.ndarray]  # strategy -> int64 keys `topic_index << 32 | partition`
+
+    def __init__(self, id: str, generations: dict[str, int], owned: dict[str, np.ndarray]) -> None:
+        self.id = id
+        self.generations = generations
+        self.owned = owned
 
 
 @dataclass
@@ -59,13 +81,30 @@ class GroupState:
     group first learnt their metadata), deleted topics with size 0 — the layout `assignors.GroupSpec` uses.
     """
 
-    topics: list[str] = field(default_factory=list)
-    sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # 0 = deleted
-    rack_names: list[str] = field(default_factory=list)
-    rack_bits: np.ndarray | None = None  # uint64 per partition (bit r: a replica on rack_names[r]); None = no racks
-    members: list[MemberState] = field(default_factory=list)  # first-join order
-    strategies: dict[str, StrategyState] = field(default_factory=dict)
-    departed: dict[str, DepartedMember] = field(default_factory=dict)  # departure order, oldest first
+    topics: list[str]
+    sizes: np.ndarray  # int64 per topic, 0 = deleted
+    rack_names: list[str]
+    rack_bits: np.ndarray | None  # uint64 per partition (bit r: a replica on rack_names[r]); None = no racks
+    members: list[MemberState]  # first-join order
+    strategies: dict[str, StrategyState]
+    departed: dict[str, DepartedMember]  # departure order, oldest first
+    # the partitions `departed` holds over all its members and strategies, as `group_state` counted them after the
+    # event that made this state (None: not counted; not encoded): the next event updates the count instead of
+    # summing every departed member again
+    departed_partitions: int | None = field(compare=False, repr=False)
+
+    def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
+                 rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
+                 members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
+                 departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None) -> None:
+        self.topics = [] if topics is None else topics
+        self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
+        self.rack_names = [] if rack_names is None else rack_names
+        self.rack_bits = rack_bits
+        self.members = [] if members is None else members
+        self.strategies = {} if strategies is None else strategies
+        self.departed = {} if departed is None else departed
+        self.departed_partitions = departed_partitions
 
     @property
     def num_partitions(self) -> int:
