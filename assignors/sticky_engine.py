@@ -137,7 +137,7 @@ class _ListedResult(EngineResult):
         for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
             for p in ids:
                 owner[p] = m
-        return np.array(owner, dtype=np.int32)
+        return _owner_array(owner, None, len(self._lists))
 
 
 class _GeneralResult(EngineResult):
@@ -191,6 +191,16 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     return result
 
 
+def _java_string_order(strings: list[str]) -> list[int]:
+    """Positions of `strings` in Java's `String.compareTo` order (`java_string_key`): ASCII strings (member ids
+    mostly) sort the same as Python's, without a key each."""
+    for s in strings:
+        if not s.isascii():
+            keys = [java_string_key(x) for x in strings]  # compiled: direct calls, which map() would not make
+            return sorted(range(len(strings)), key=keys.__getitem__)
+    return sorted(range(len(strings)), key=strings.__getitem__)
+
+
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
     gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
@@ -217,6 +227,19 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
     if members.small:
         return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
+
+
+def _owner_array(owner: list[int], member: list[int] | None, num_members: int) -> np.ndarray:
+    """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to `member[m]`
+    (None: kept). `np.array` of a list of ints costs about 300 instructions an element (dtype discovery, then
+    a conversion per item); with fewer than 129 members an owner fits a signed byte, and `bytes` of a list of
+    ints below 256 costs a fifth of that."""
+    if num_members > 128:
+        if member is not None:
+            owner = [member[m] if m >= 0 else -1 for m in owner]
+        return np.array(owner, dtype=np.int32)
+    codes = [m & 255 for m in owner] if member is None else [member[m] if m >= 0 else 255 for m in owner]
+    return np.frombuffer(bytes(codes), dtype=np.int8).astype(np.int32)
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -267,9 +290,8 @@ class _Members:
         self.all_subscribed = all(is_subscribed)
         by_name: list[int] = spec.topics_by_name.tolist()
         self.topics_by_name = [t for t in by_name if is_subscribed[t]]
-        keys = [java_string_key(mid) for mid in spec.member_ids]  # compiled: direct calls, which map() would not make
         rank = [0] * m
-        for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
+        for r, i in enumerate(_java_string_order(spec.member_ids)):
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
         self._rack_info()
@@ -389,11 +411,14 @@ class _Members:
         spec = self.spec
         n_topics = len(spec.topic_names)
         pos = [0] * n_topics
-        for at, t in enumerate(spec.topics_by_name.tolist()):
-            pos[t] = at
+        by_name: list[int] = spec.topics_by_name.tolist()  # typed lists: native loops when compiled
+        for at in range(n_topics):
+            pos[by_name[at]] = at
+        sizes: list[int] = spec.topic_sizes.tolist()
         order: list[int] = []
-        for t, size in enumerate(spec.topic_sizes.tolist()):  # partition n of topic t: n * n_topics + pos[t]
-            order += range(pos[t], pos[t] + size * n_topics, n_topics)
+        for t in range(n_topics):  # partition n of topic t: n * n_topics + pos[t]
+            for key in range(pos[t], pos[t] + sizes[t] * n_topics, n_topics):
+                order.append(key)
         return order
 
     @property
@@ -408,9 +433,9 @@ class _Members:
     def _make_small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
         spec = self.spec
         subs: list[list[int]] = [[] for _ in spec.topic_names]
-        sizes = spec.topic_sizes.tolist()
+        sizes: list[int] = spec.topic_sizes.tolist()  # typed lists: native loops and indexing when compiled
         lists: dict[int, list[int]] = {}  # members share subscription arrays
-        topics_of = []
+        topics_of: list[list[int]] = []
         for topics in spec.member_topics:
             ts = lists.get(id(topics))
             if ts is None:
@@ -420,12 +445,18 @@ class _Members:
         for m in sorted(range(self.num_members), key=rank.__getitem__):
             for t in topics_of[m]:
                 subs[t].append(m)
-        max_size = [sum(sizes[t] for t in ts) for ts in topics_of]
+        max_size: list[int] = []
+        for ts in topics_of:
+            total = 0
+            for t in ts:
+                total += sizes[t]
+            max_size.append(total)
         keys = {t: (len(subs[t]), java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
-        start = spec.topic_start.tolist()
+        start: list[int] = spec.topic_start.tolist()
         sorted_all: list[int] = []
         for t in sorted(self.topics_by_name, key=keys.__getitem__):
-            sorted_all += range(start[t], start[t + 1])
+            for p in range(start[t], start[t + 1]):
+                sorted_all.append(p)
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @property
@@ -1060,8 +1091,8 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
         if multi:  # claimed twice in one generation: nobody keeps them
             claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
-        self._take_quotas(keeps, max(keeps, default=0))
-        lists = [c[:k] for c, k in zip(claims, keeps, strict=True)]
+        self._take_quotas(keeps, max(keeps) if keeps else 0)  # `max(default=)`, a generic call when compiled
+        lists = [claims[m][: keeps[m]] for m in range(len(claims))]
         self.kept = lists  # type: ignore[assignment]
         self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
         self.multi = multi
@@ -1237,7 +1268,7 @@ def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> t
     rank) is one int `size * len(rank) + rank` (ranks are distinct); up to `_SCAN_FILL` candidates a scan
     finds the least (native loops), more take a heap of `key * len(cands) + position`."""
     r, c = len(rank), len(cands)
-    keys = [s * r + rank[m] for s, m in zip(sizes, cands, strict=True)]
+    keys = [sizes[i] * r + rank[cands[i]] for i in range(c)]  # index loops: mypyc runs a `zip(strict=)` generically
     got: list[int] = []
     if c <= _SCAN_FILL:
         for _ in range(n):
@@ -1349,6 +1380,11 @@ class _GeneralBuilder:
 
     def _movable_of(self, partitions: np.ndarray) -> np.ndarray:
         return partitions[self.movable_topic[self.ctx.partition_topic[partitions]]]
+
+    def _balanced(self, movable_all: np.ndarray) -> bool:
+        """Whether `isBalanced` holds before any move, which `_SmallGeneralBuilder` tells apart cheaply; here
+        `_Reassignment.unbalanced` answers it (its setup is vectorised)."""
+        return False
 
     def _fix_prev(self, prev_owner: np.ndarray, active: list[int]) -> list[int]:
         """`prev_owner` with `_FIXED_PREV` for owners outside currentAssignment, kept (`scan` reads it) and
@@ -1494,18 +1530,18 @@ class _GeneralBuilder:
     # -- balancing -----------------------------------------------------------------------------------
 
     def build(self) -> None:
-        prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         initializing = not self.next_stamp  # nothing kept: every size is still 0
         unassigned = self._unassigned()
         self._assign_unassigned(unassigned)
         movable_all, active, active_sizes = self._movable()
-        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1:
-            return  # `isBalanced`'s first test holds, and only a move could change that
+        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1 or self._balanced(movable_all):
+            return  # `isBalanced` holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
         # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
+        prev_owner, prev_gen = self._prev_assignment()  # KIP-341's prevAssignment: only the move loop reads it
         self.prev_member, self.prev_gen = prev_owner, prev_gen
         moves = _Reassignment(self, movable_all, active, self._fix_prev(prev_owner, active))
         if not revocation_required:
@@ -1602,11 +1638,13 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                 continue
             pids = unassigned[first:end]
             got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
-            for m, size in zip(cands, filled, strict=True):
-                sizes[m] = size
-            for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
-                owner[p], stamp[p] = m, at
-            self.next_stamp += len(pids)
+            for i in range(len(cands)):  # index loops: mypyc runs a `zip(strict=)` generically
+                sizes[cands[i]] = filled[i]
+            at = self.next_stamp
+            for i in range(len(pids)):
+                p = pids[i]
+                owner[p], stamp[p] = got[i], at + i
+            self.next_stamp = at + len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
         owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
@@ -1622,6 +1660,33 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         movable, ptopic = cast("list[bool]", self.movable_topic), self.ptopic
         return [p for p in partitions if movable[ptopic[p]]]
 
+    def _balanced(self, movable_all: list[int]) -> bool:  # type: ignore[override]
+        """`_Reassignment`'s initial `not unbalanced` (see there) without its holdings: no movable topic has a
+        holder with 2+ more than its least subscriber not at its maximum. A quarter of the groups that get this
+        far are balanced, and then nothing moves. Holders subscribe (nothing else has been handed out), so
+        only a topic whose largest subscriber has 2+ more than that one needs its holders looked at."""
+        owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
+        topics, subs, _ = self.ctx.members.movable_tables
+        bound: list[int] = []  # per topic, the largest size a holder may have (none: every topic is balanced)
+        for t in topics:
+            high, low = -1, -1  # the largest subscriber, the least one not at its maximum (-1: none)
+            for m in subs[t]:
+                size = sizes[m]
+                if size > high:
+                    high = size
+                if size != max_size[m] and (low < 0 or size < low):
+                    low = size
+            if low >= 0 and high > low + 1:
+                if not bound:
+                    bound = [len(owner)] * len(subs)
+                bound[t] = low + 1
+        if bound:
+            ptopic = self.ptopic
+            for p in movable_all:
+                if sizes[owner[p]] > bound[ptopic[p]]:
+                    return False
+        return True
+
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
         current = set(active)
         self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore[assignment]
@@ -1636,15 +1701,13 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
         owner, stamp = _ints(self.owner), _ints(self.stamp)
-        for q, m, at in zip(moved, owners, stamps, strict=True):
-            owner[q], stamp[q] = m, at
+        for i in range(len(moved)):  # an index loop: mypyc runs a `zip(strict=)` generically
+            q = moved[i]
+            owner[q], stamp[q] = owners[i], stamps[i]
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
-        owner = _ints(self.owner)
-        if leader_order is not None:
-            member: list[int] = leader_order.tolist()
-            owner = [member[m] if m >= 0 else -1 for m in owner]
-        return np.array(owner, dtype=np.int32)
+        return _owner_array(_ints(self.owner), self.ctx.members.leader_list if leader_order is not None else None,
+                            self.ctx.num_members)
 
     def result(self) -> list[np.ndarray]:
         owner, stamp = _ints(self.owner), _ints(self.stamp)
@@ -1733,9 +1796,11 @@ class _Reassignment:
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
-        for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
-            for t in self.movable_of[m]:
-                self.n_full[t] = self.n_full[t] + 1
+        sizes, max_size = self.sizes, self.max_size
+        for m in range(len(sizes)):  # an index loop: mypyc runs a `zip(strict=)` generically
+            if sizes[m] == max_size[m]:
+                for t in self.movable_of[m]:
+                    self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         # how many members are at each size: a move never raises the largest size (its target has 2+ less
         # than some member), so the list never grows
