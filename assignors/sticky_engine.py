@@ -66,6 +66,7 @@ _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above t
 # `_Members.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
 # the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
 _SMALL_GROUP = 200
+_TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes a table below 64 buckets
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -828,10 +829,11 @@ class _ConstrainedBuilder:
         spec = self.ctx.spec
         min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
         order: Iterable[int] = range(len(keeps))
-        if expected and most >= max_q:
+        if expected and most >= max_q and len(keeps) > _TREEIFY_THRESHOLD:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
-            # reaching 9 entries at a different moment), so it is recomputed from that order
+            # reaching 9 entries at a different moment), so it is recomputed from that order; with 8 members
+            # or fewer no bucket gets there, and the order is the members' (the leader's) as they are
             order = spec.leader_order.tolist()  # `hashmap_positions(spec.member_ids)`, kept for the event
         for m in order:
             k = keeps[m]
@@ -1291,11 +1293,27 @@ def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> t
     return got, [key // r for key in keys]
 
 
+def _spread(sizes: list[int]) -> int:
+    """The largest of `sizes` (not empty) less the least, in one native loop (`max` and `min` are generic calls
+    when compiled)."""
+    high = low = sizes[0]
+    for size in sizes:
+        if size > high:
+            high = size
+        elif size < low:
+            low = size
+    return high - low
+
+
 def _balance_score(sizes: list[int]) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow (the sum modulo
     2^32 is the same however Java's int additions wrapped on the way)."""
     n = len(sizes)
-    score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
+    ordered = sorted(sizes)
+    score = 0
+    for i in range(n):  # a loop: a generator is a generic object when compiled
+        score += ordered[i] * (2 * i - n + 1)
+    score &= 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
 
 
@@ -1535,7 +1553,7 @@ class _GeneralBuilder:
         unassigned = self._unassigned()
         self._assign_unassigned(unassigned)
         movable_all, active, active_sizes = self._movable()
-        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1 or self._balanced(movable_all):
+        if not len(movable_all) or _spread(active_sizes) <= 1 or self._balanced(movable_all):
             return  # `isBalanced` holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
@@ -1581,14 +1599,17 @@ class _GeneralBuilder:
 class _SmallGeneralBuilder(_GeneralBuilder):
     """`_GeneralBuilder`'s steps on Python lists, for small groups without rack logic (`_Members.small`),
     where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
-    that both give the same results). The base class declares `owner`, `stamp`, `sizes` and the tables as
-    arrays: the methods read them through `_ints` locals, on which mypyc indexes lists natively."""
+    that both give the same results). The base class declares `owner`, `sizes` and the tables as arrays: the
+    methods read them through `_ints` locals, on which mypyc indexes lists natively. The stamps (places in
+    Java's lists) are not kept per partition: only `result` reads them, and it makes them again (`_stamps`)
+    from the order of each step (the streaming state machine reads only the owners)."""
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
         self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
-        self.stamp = [0] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
+        self.handed: list[int] = []  # what `_assign_unassigned` was given (topics nobody can take: skipped)
+        self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
         # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
         self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
         self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
@@ -1608,7 +1629,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return prev_owner, prev_gen
 
     def _keep_owned(self) -> bool:
-        owner, stamp, sizes = _ints(self.owner), _ints(self.stamp), _ints(self.sizes)
+        owner, sizes = _ints(self.owner), _ints(self.sizes)
         ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
         revocation_required = False
         kept = 0
@@ -1616,7 +1637,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             subscribes, first = topic_flags[m], kept
             for p in ids:
                 if subscribes[ptopic[p]]:
-                    owner[p], stamp[p] = m, kept
+                    owner[p] = m
                     kept += 1
                 else:
                     revocation_required = True
@@ -1630,7 +1651,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
         """`_assign_plain` (no rack logic here), one partition at a time."""
-        owner, stamp, sizes, rank = _ints(self.owner), _ints(self.stamp), _ints(self.sizes), self.ctx.id_rank_list
+        owner, sizes, rank = _ints(self.owner), _ints(self.sizes), self.ctx.id_rank_list
+        self.handed = unassigned
         topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(unassigned, self.ptopic):
             cands = topic_subs[t]
@@ -1640,11 +1662,9 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
             for i in range(len(cands)):  # index loops: mypyc runs a `zip(strict=)` generically
                 sizes[cands[i]] = filled[i]
-            at = self.next_stamp
             for i in range(len(pids)):
-                p = pids[i]
-                owner[p], stamp[p] = got[i], at + i
-            self.next_stamp = at + len(pids)
+                owner[pids[i]] = got[i]
+            self.next_stamp += len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
         owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
@@ -1688,8 +1708,10 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return True
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
-        current = set(active)
-        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore[assignment]
+        fixed = [True] * self.ctx.num_members  # flags: cheaper than a set of the members in currentAssignment
+        for m in active:
+            fixed[m] = False
+        self.prev_owner = prev = [_FIXED_PREV if m >= 0 and fixed[m] else m for m in prev_owner]  # type: ignore[assignment]
         return prev
 
     def lists(self) -> tuple[list[int], list[int], list[int]]:
@@ -1700,17 +1722,40 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return partitions, _list_runs(partitions, self.ptopic), [j for j, p in enumerate(partitions) if prev[p] != -1]
 
     def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
-        owner, stamp = _ints(self.owner), _ints(self.stamp)
+        owner = _ints(self.owner)
         for i in range(len(moved)):  # an index loop: mypyc runs a `zip(strict=)` generically
-            q = moved[i]
-            owner[q], stamp[q] = owners[i], stamps[i]
+            owner[moved[i]] = owners[i]
+        self.moved = moved, stamps
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
         return _owner_array(_ints(self.owner), self.ctx.members.leader_list if leader_order is not None else None,
                             self.ctx.num_members)
 
+    def _stamps(self) -> list[int]:
+        """Each partition's stamp as the steps gave them: the kept ones in claim order (`_keep_owned`), then
+        the unassigned ones handed out (`_assign_unassigned`), then the moved ones (`set_moved`)."""
+        ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
+        stamp = [0] * self.ctx.num_partitions
+        at = 0
+        for m, ids in enumerate(self.ctx.own_by_member):
+            subscribes = topic_flags[m]
+            for p in ids:
+                if subscribes[ptopic[p]]:
+                    stamp[p] = at
+                    at += 1
+        handed, topic_subs = self.handed, cast("list[list[int]]", self.topic_subs)
+        for t, first, end in _list_runs(handed, ptopic):
+            if topic_subs[t]:
+                for p in handed[first:end]:
+                    stamp[p] = at
+                    at += 1
+        moved, stamps = self.moved
+        for i in range(len(moved)):
+            stamp[moved[i]] = stamps[i]
+        return stamp
+
     def result(self) -> list[np.ndarray]:
-        owner, stamp = _ints(self.owner), _ints(self.stamp)
+        owner, stamp = _ints(self.owner), self._stamps()
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
             lists[owner[p]].append(p)
