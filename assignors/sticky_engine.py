@@ -48,7 +48,6 @@ import heapq
 import itertools
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterable
 from itertools import repeat
 from typing import cast
 
@@ -308,7 +307,8 @@ class _Members:
         self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
         self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
         self._topic_flags: list[list[bool]] | None = None
-        self._small_movable: tuple[list[bool], list[int]] | None = None
+        self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
+        self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -480,14 +480,33 @@ class _Members:
         return self._topic_flags
 
     @property
-    def small_movable(self) -> tuple[list[bool], list[int]]:
-        """For `_SmallGeneralBuilder._movable`: per topic, has it two or more subscribers; and the partitions
-        of those topics in `small_tables`' order (read-only: shared by the event's rounds)."""
+    def small_movable(self) -> tuple[list[bool], list[int], list[bool]]:
+        """For `_SmallGeneralBuilder._movable`: per topic, has it two or more subscribers; the partitions of
+        those topics in `small_tables`' order (read-only: shared by the event's rounds); and per member, does
+        it subscribe to such a topic with partitions, i.e. hold a movable partition when at its maximum."""
         if self._small_movable is None:
-            subs, _, _, sorted_all, ptopic = self.small_tables
+            subs, topics_of, _, sorted_all, ptopic = self.small_tables
             movable = [len(ms) >= 2 for ms in subs]
-            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]]
+            sizes: list[int] = self.spec.topic_sizes.tolist()
+            reaching: list[bool] = []
+            for ts in topics_of:
+                flag = False
+                for t in ts:
+                    if movable[t] and sizes[t]:
+                        flag = True
+                reaching.append(flag)
+            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]], reaching
         return self._small_movable
+
+    @property
+    def topic_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """Per topic its first global id (and the end), its partition count, and its name's Java hash: what
+        `_Reassignment` reads as lists on every call that moves."""
+        if self._topic_lists is None:
+            spec = self.spec
+            self._topic_lists = (spec.topic_start.tolist(), spec.topic_sizes.tolist(),
+                                 [java_string_hash(n) for n in spec.topic_names])
+        return self._topic_lists
 
     @property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
@@ -828,14 +847,15 @@ class _ConstrainedBuilder:
         exact-min lists."""
         spec = self.ctx.spec
         min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
-        order: Iterable[int] = range(len(keeps))
+        order: list[int] | None = None  # None: member order (typed, for native loops when compiled)
         if expected and most >= max_q and len(keeps) > _TREEIFY_THRESHOLD:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
             # reaching 9 entries at a different moment), so it is recomputed from that order; with 8 members
             # or fewer no bucket gets there, and the order is the members' (the leader's) as they are
             order = spec.leader_order.tolist()  # `hashmap_positions(spec.member_ids)`, kept for the event
-        for m in order:
+        for i in range(len(keeps)):
+            m = i if order is None else order[i]
             k = keeps[m]
             if k < min_q:
                 self.under.append(m)
@@ -1182,9 +1202,9 @@ class _PartitionMovements:
     back instead of creating a 2-cycle. Callers pass each partition's topic along (global id = topic start
     + partition number)."""
 
-    def __init__(self, spec: GroupSpec) -> None:
-        self.start: list[int] = spec.topic_start.tolist()
-        self.topic_hash: list[int] = [java_string_hash(n) for n in spec.topic_names]
+    def __init__(self, start: list[int], topic_hash: list[int]) -> None:
+        self.start = start  # `_Members.topic_lists`
+        self.topic_hash = topic_hash
         self.record: dict[int, tuple[int, int]] = {}
         self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
         self.seq = 0
@@ -1667,13 +1687,13 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             self.next_stamp += len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
-        owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
-        movable, movable_all = self.ctx.members.small_movable
+        """Holders hold only partitions of their topics, so a member at its maximum holds all of them, and a
+        movable one if it subscribes to a movable topic with partitions (`small_movable`: no look at the
+        owners)."""
+        sizes, max_size = _ints(self.sizes), _ints(self.max_size)
+        movable, movable_all, reaching = self.ctx.members.small_movable
         self.movable_topic = movable  # type: ignore[assignment]
-        holds_movable = [False] * len(sizes)  # flags: cheaper than a set of the holders
-        for p in movable_all:
-            holds_movable[owner[p]] = True
-        active = [m for m, size in enumerate(sizes) if size < max_size[m] or holds_movable[m]]
+        active = [m for m in range(len(sizes)) if sizes[m] < max_size[m] or reaching[m]]
         return movable_all, active, [sizes[m] for m in active]
 
     def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
@@ -1823,7 +1843,8 @@ class _Reassignment:
         spec = ctx.spec
         self.b = builder
         self.active = active  # Java's currentAssignment: members not set aside as fixed
-        self.movements = _PartitionMovements(spec)
+        starts, _, topic_hash = ctx.members.topic_lists
+        self.movements = _PartitionMovements(starts, topic_hash)
         self.owner, self.sizes, self.max_size = builder.lists()
         self.prev = prev  # prevAssignment owner per global id (-1: none, `_FIXED_PREV`)
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
@@ -1856,9 +1877,7 @@ class _Reassignment:
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
         topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
-        spec = self.b.ctx.spec
-        starts: list[int] = spec.topic_start.tolist()
-        counts: list[int] = spec.topic_sizes.tolist()
+        starts, counts, _ = self.b.ctx.members.topic_lists
         owner, sizes, subs = self.owner, self.sizes, self.subs
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
