@@ -456,8 +456,7 @@ class _Members:
         start: list[int] = spec.topic_start.tolist()
         sorted_all: list[int] = []
         for t in sorted(self.topics_by_name, key=keys.__getitem__):
-            for p in range(start[t], start[t + 1]):
-                sorted_all.append(p)
+            sorted_all += range(start[t], start[t + 1])
         return subs, topics_of, max_size, sorted_all, self.partition_topic.tolist()
 
     @property
@@ -519,7 +518,7 @@ class _Members:
     def _make_movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         if self.small:
             subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
-            movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
+            movable = [sorted([t for t in topics if subs[t]]) for topics in self.small_tables[1]]  # no generator
             return [t for t, ms in enumerate(subs) if ms], subs, movable
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
@@ -1200,17 +1199,19 @@ class _JavaHashSet:
 class _PartitionMovements:
     """Java's `PartitionMovements`: net (from -> to) member pairs per topic, used to move a partition
     back instead of creating a 2-cycle. Callers pass each partition's topic along (global id = topic start
-    + partition number)."""
+    + partition number). A pair is one int `from * num_members + to` (ordered as the tuple would be): no
+    tuple to make and hash per move."""
 
-    def __init__(self, start: list[int], topic_hash: list[int]) -> None:
+    def __init__(self, start: list[int], topic_hash: list[int], num_members: int) -> None:
         self.start = start  # `_Members.topic_lists`
         self.topic_hash = topic_hash
-        self.record: dict[int, tuple[int, int]] = {}
-        self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
+        self.k = num_members
+        self.record: dict[int, int] = {}  # partition -> its pair
+        self.by_topic: dict[int, dict[int, _JavaHashSet]] = {}
         self.seq = 0
 
-    def _remove(self, pid: int, t: int) -> tuple[int, int]:
-        pair = self.record.pop(pid)
+    def _remove(self, pid: int, t: int, pair: int) -> None:
+        del self.record[pid]
         pairs = self.by_topic[t]
         s = pairs[pair]
         s.remove(pid)
@@ -1218,9 +1219,8 @@ class _PartitionMovements:
             del pairs[pair]
             if not pairs:
                 del self.by_topic[t]
-        return pair
 
-    def _add(self, pid: int, t: int, pair: tuple[int, int]) -> None:
+    def _add(self, pid: int, t: int, pair: int) -> None:
         """Record pid under `pair`, with its `TopicPartition` hash as a `HashMap` spreads it."""
         self.record[pid] = pair
         pairs = self.by_topic.get(t)
@@ -1242,11 +1242,11 @@ class _PartitionMovements:
             return pid
         rec = self.record.get(pid)
         if rec is not None:
-            old = rec[0]
-        s = pairs.get((new, old))
+            old = rec // self.k
+        s = pairs.get(new * self.k + old)
         return pid if s is None else s.first()
 
-    def order_key(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
+    def order_key(self) -> tuple[tuple[int, int, int, tuple[int, ...]], ...]:
         """Each set's capacity and element order: the records (hence the owners, given the ones before
         any move) and the order in which a `HashSet` yields them (a tuple: hashed and compared as it is)."""
         parts = []
@@ -1260,11 +1260,12 @@ class _PartitionMovements:
     def move(self, pid: int, t: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
         if rec is None:
-            self._add(pid, t, (old, new))
+            self._add(pid, t, old * self.k + new)
         else:
-            self._remove(pid, t)
-            if rec[0] != new:
-                self._add(pid, t, (rec[0], new))
+            self._remove(pid, t, rec)
+            first = rec // self.k
+            if first != new:
+                self._add(pid, t, first * self.k + new)
 
 
 def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int, int, int]]:
@@ -1419,7 +1420,7 @@ class _GeneralBuilder:
     def _movable_of(self, partitions: np.ndarray) -> np.ndarray:
         return partitions[self.movable_topic[self.ctx.partition_topic[partitions]]]
 
-    def _balanced(self, movable_all: np.ndarray) -> bool:
+    def _balanced(self) -> bool:
         """Whether `isBalanced` holds before any move, which `_SmallGeneralBuilder` tells apart cheaply; here
         `_Reassignment.unbalanced` answers it (its setup is vectorised)."""
         return False
@@ -1573,7 +1574,7 @@ class _GeneralBuilder:
         unassigned = self._unassigned()
         self._assign_unassigned(unassigned)
         movable_all, active, active_sizes = self._movable()
-        if not len(movable_all) or _spread(active_sizes) <= 1 or self._balanced(movable_all):
+        if not len(movable_all) or _spread(active_sizes) <= 1 or self._balanced():
             return  # `isBalanced` holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
@@ -1700,14 +1701,14 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         movable, ptopic = cast("list[bool]", self.movable_topic), self.ptopic
         return [p for p in partitions if movable[ptopic[p]]]
 
-    def _balanced(self, movable_all: list[int]) -> bool:  # type: ignore[override]
+    def _balanced(self) -> bool:
         """`_Reassignment`'s initial `not unbalanced` (see there) without its holdings: no movable topic has a
         holder with 2+ more than its least subscriber not at its maximum. A quarter of the groups that get this
         far are balanced, and then nothing moves. Holders subscribe (nothing else has been handed out), so
         only a topic whose largest subscriber has 2+ more than that one needs its holders looked at."""
         owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
         topics, subs, _ = self.ctx.members.movable_tables
-        bound: list[int] = []  # per topic, the largest size a holder may have (none: every topic is balanced)
+        starts = self.ctx.members.topic_lists[0]
         for t in topics:
             high, low = -1, -1  # the largest subscriber, the least one not at its maximum (-1: none)
             for m in subs[t]:
@@ -1717,14 +1718,9 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                 if size != max_size[m] and (low < 0 or size < low):
                     low = size
             if low >= 0 and high > low + 1:
-                if not bound:
-                    bound = [len(owner)] * len(subs)
-                bound[t] = low + 1
-        if bound:
-            ptopic = self.ptopic
-            for p in movable_all:
-                if sizes[owner[p]] > bound[ptopic[p]]:
-                    return False
+                for p in range(starts[t], starts[t + 1]):
+                    if sizes[owner[p]] > low + 1:
+                        return False
         return True
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
@@ -1844,7 +1840,7 @@ class _Reassignment:
         self.b = builder
         self.active = active  # Java's currentAssignment: members not set aside as fixed
         starts, _, topic_hash = ctx.members.topic_lists
-        self.movements = _PartitionMovements(starts, topic_hash)
+        self.movements = _PartitionMovements(starts, topic_hash, ctx.num_members)
         self.owner, self.sizes, self.max_size = builder.lists()
         self.prev = prev  # prevAssignment owner per global id (-1: none, `_FIXED_PREV`)
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
@@ -1995,7 +1991,7 @@ class _Reassignment:
             seen.add(state)
         return performed
 
-    def _state(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
+    def _state(self) -> tuple[tuple[int, int, int, tuple[int, ...]], ...]:
         return self.movements.order_key()
 
     def _pass(self, parts: list[int], runs: list[tuple[int, int, int]], with_prev: list[int]) -> bool:
