@@ -286,7 +286,8 @@ class _Members:
             ts: list[int] = topics.tolist()
             for t in ts:
                 is_subscribed[t] = True
-        self.subscribed_topic = np.array(is_subscribed, dtype=bool)
+        self.subscribed_list = is_subscribed
+        self._subscribed_topic: np.ndarray | None = None  # made on first use (`subscribed_topic`)
         self.all_subscribed = all(is_subscribed)
         by_name: list[int] = spec.topics_by_name.tolist()
         self.topics_by_name = [t for t in by_name if is_subscribed[t]]
@@ -317,6 +318,13 @@ class _Members:
             return spec
         owned = spec.owned
         return self.spec.for_round([owned[m] for m in self.leader_list], spec.generations[order])
+
+    @property
+    def subscribed_topic(self) -> np.ndarray:
+        """Per topic: does somebody subscribe to it (`subscribed_list` as an array, for the numpy steps)."""
+        if self._subscribed_topic is None:
+            self._subscribed_topic = np.array(self.subscribed_list, dtype=bool)
+        return self._subscribed_topic
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -546,7 +554,7 @@ class _Context:
         self._own_members: np.ndarray | None = None
         self.prefer_rack_aware = members.prefer_rack_aware
         self.num_members, self.num_partitions = members.num_members, members.num_partitions
-        self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
+        self.partition_topic = members.partition_topic
         self.topics_by_name = members.topics_by_name
         self.id_rank_list = members.id_rank_list
         self.has_rack, self.rack_on = members.has_rack, members.rack_on
@@ -559,6 +567,10 @@ class _Context:
     @property
     def topic_name_pos(self) -> np.ndarray:
         return self.members.topic_name_pos
+
+    @property
+    def subscribed_topic(self) -> np.ndarray:
+        return self.members.subscribed_topic
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -1132,16 +1144,21 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
             need = [self.min_quota - self.size[m] for m in under]
             prev = 0
             for level in sorted(set(need)):
-                active = [m for m, k in zip(under, need, strict=True) if k >= level]
-                chunk = (level - prev) * len(active)
+                # index loops: mypyc runs `zip(strict=)` and `itertools.cycle` generically
+                active = [under[i] for i in range(len(under)) if need[i] >= level]
+                n_active = len(active)
+                chunk = (level - prev) * n_active
                 if used + chunk > total:
                     break  # out of partitions mid-way: `_poll` fails, as in Java
-                given += zip(unassigned[used : used + chunk], itertools.cycle(active))
+                for i in range(chunk):
+                    given.append((unassigned[used + i], active[i % n_active]))
                 used += chunk
                 prev = level
             else:
                 self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
-        given += zip(unassigned[used:], self._poll(total - used), strict=True)
+        polled = self._poll(total - used)  # one member per partition left
+        for i in range(len(polled)):
+            given.append((unassigned[used + i], polled[i]))
 
     def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # type: ignore[override]
         """`_ConstrainedBuilder._finish` with the per-member lists left as lists (`_ListedResult`)."""
@@ -1250,11 +1267,14 @@ class _PartitionMovements:
         """Each set's capacity and element order: the records (hence the owners, given the ones before
         any move) and the order in which a `HashSet` yields them (a tuple: hashed and compared as it is)."""
         parts = []
+        n, span = self.start[-1], self.seq + 1  # ids are below n, sequence numbers below span
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
                 mask = s.cap - 1
-                order = sorted([(spread & mask, seq, p) for p, (spread, seq) in s.items.items()])  # seq: unique
-                parts.append((t, pair, s.cap, tuple([p for _, _, p in order])))
+                # (bucket, seq) order (seq: unique) as one int with the id below it: no tuple per element
+                keys = [((spread & mask) * span + seq) * n + p for p, (spread, seq) in s.items.items()]
+                keys.sort()
+                parts.append((t, pair, s.cap, tuple([k % n for k in keys])))
         return tuple(parts)
 
     def move(self, pid: int, t: int, old: int, new: int) -> None:
