@@ -194,10 +194,9 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
 def _java_string_order(strings: list[str]) -> list[int]:
     """Positions of `strings` in Java's `String.compareTo` order (`java_string_key`): ASCII strings (member ids
     mostly) sort the same as Python's, without a key each."""
-    for s in strings:
-        if not s.isascii():
-            keys = [java_string_key(x) for x in strings]  # compiled: direct calls, which map() would not make
-            return sorted(range(len(strings)), key=keys.__getitem__)
+    if not "".join(strings).isascii():  # one call, not one per string
+        keys = [java_string_key(x) for x in strings]  # compiled: direct calls, which map() would not make
+        return sorted(range(len(strings)), key=keys.__getitem__)
     return sorted(range(len(strings)), key=strings.__getitem__)
 
 
@@ -282,10 +281,16 @@ class _Members:
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         is_subscribed = [False] * len(spec.topic_names)
-        for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share their arrays
-            ts: list[int] = topics.tolist()
-            for t in ts:
-                is_subscribed[t] = True
+        seen: list[np.ndarray] = []  # members mostly share a few arrays: a scan by identity, cheaper than a dict
+        for topics in spec.member_topics:
+            for other in seen:
+                if other is topics:
+                    break
+            else:
+                seen.append(topics)
+                ts: list[int] = topics.tolist()
+                for t in ts:
+                    is_subscribed[t] = True
         self.subscribed_list = is_subscribed
         self._subscribed_topic: np.ndarray | None = None  # made on first use (`subscribed_topic`)
         self.all_subscribed = all(is_subscribed)
