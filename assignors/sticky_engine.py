@@ -425,14 +425,11 @@ class _Members:
         spec = self.spec
         n_topics = len(spec.topic_names)
         pos = [0] * n_topics
-        by_name: list[int] = spec.topics_by_name.tolist()  # typed lists: native loops when compiled
-        for at in range(n_topics):
-            pos[by_name[at]] = at
-        sizes: list[int] = spec.topic_sizes.tolist()
+        for at, t in enumerate(spec.topics_by_name.tolist()):
+            pos[t] = at
         order: list[int] = []
-        for t in range(n_topics):  # partition n of topic t: n * n_topics + pos[t]
-            for key in range(pos[t], pos[t] + sizes[t] * n_topics, n_topics):
-                order.append(key)
+        for t, size in enumerate(spec.topic_sizes.tolist()):  # partition n of topic t: n * n_topics + pos[t]
+            order += range(pos[t], pos[t] + size * n_topics, n_topics)
         return order
 
     @property
