@@ -48,7 +48,6 @@ import heapq
 import itertools
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterable
 from itertools import repeat
 from typing import cast
 
@@ -66,6 +65,7 @@ _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above t
 # `_Members.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
 # the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
 _SMALL_GROUP = 200
+_TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes a table below 64 buckets
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -137,7 +137,7 @@ class _ListedResult(EngineResult):
         for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
             for p in ids:
                 owner[p] = m
-        return np.array(owner, dtype=np.int32)
+        return _owner_array(owner, None, len(self._lists))
 
 
 class _GeneralResult(EngineResult):
@@ -191,6 +191,15 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     return result
 
 
+def _java_string_order(strings: list[str]) -> list[int]:
+    """Positions of `strings` in Java's `String.compareTo` order (`java_string_key`): ASCII strings (member ids
+    mostly) sort the same as Python's, without a key each."""
+    if not "".join(strings).isascii():  # one call, not one per string
+        keys = [java_string_key(x) for x in strings]  # compiled: direct calls, which map() would not make
+        return sorted(range(len(strings)), key=keys.__getitem__)
+    return sorted(range(len(strings)), key=strings.__getitem__)
+
+
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
     gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
@@ -217,6 +226,19 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
     if members.small:
         return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
+
+
+def _owner_array(owner: list[int], member: list[int] | None, num_members: int) -> np.ndarray:
+    """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to `member[m]`
+    (None: kept). `np.array` of a list of ints costs about 300 instructions an element (dtype discovery, then
+    a conversion per item); with fewer than 129 members an owner fits a signed byte, and `bytes` of a list of
+    ints below 256 costs a fifth of that."""
+    if num_members > 128:
+        if member is not None:
+            owner = [member[m] if m >= 0 else -1 for m in owner]
+        return np.array(owner, dtype=np.int32)
+    codes = [m & 255 for m in owner] if member is None else [member[m] if m >= 0 else 255 for m in owner]
+    return np.frombuffer(bytes(codes), dtype=np.int8).astype(np.int32)
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -259,17 +281,23 @@ class _Members:
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
         is_subscribed = [False] * len(spec.topic_names)
-        for topics in {id(t): t for t in spec.member_topics}.values():  # members mostly share their arrays
-            ts: list[int] = topics.tolist()
-            for t in ts:
-                is_subscribed[t] = True
-        self.subscribed_topic = np.array(is_subscribed, dtype=bool)
+        seen: list[np.ndarray] = []  # members mostly share a few arrays: a scan by identity, cheaper than a dict
+        for topics in spec.member_topics:
+            for other in seen:
+                if other is topics:
+                    break
+            else:
+                seen.append(topics)
+                ts: list[int] = topics.tolist()
+                for t in ts:
+                    is_subscribed[t] = True
+        self.subscribed_list = is_subscribed
+        self._subscribed_topic: np.ndarray | None = None  # made on first use (`subscribed_topic`)
         self.all_subscribed = all(is_subscribed)
         by_name: list[int] = spec.topics_by_name.tolist()
         self.topics_by_name = [t for t in by_name if is_subscribed[t]]
-        keys = [java_string_key(mid) for mid in spec.member_ids]  # compiled: direct calls, which map() would not make
         rank = [0] * m
-        for r, i in enumerate(sorted(range(m), key=keys.__getitem__)):
+        for r, i in enumerate(_java_string_order(spec.member_ids)):
             rank[i] = r
         self.id_rank_list = rank  # member -> its rank by member id
         self._rack_info()
@@ -285,7 +313,8 @@ class _Members:
         self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
         self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
         self._topic_flags: list[list[bool]] | None = None
-        self._small_movable: tuple[list[bool], list[int]] | None = None
+        self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
+        self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -294,6 +323,13 @@ class _Members:
             return spec
         owned = spec.owned
         return self.spec.for_round([owned[m] for m in self.leader_list], spec.generations[order])
+
+    @property
+    def subscribed_topic(self) -> np.ndarray:
+        """Per topic: does somebody subscribe to it (`subscribed_list` as an array, for the numpy steps)."""
+        if self._subscribed_topic is None:
+            self._subscribed_topic = np.array(self.subscribed_list, dtype=bool)
+        return self._subscribed_topic
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -408,9 +444,9 @@ class _Members:
     def _make_small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
         spec = self.spec
         subs: list[list[int]] = [[] for _ in spec.topic_names]
-        sizes = spec.topic_sizes.tolist()
+        sizes: list[int] = spec.topic_sizes.tolist()  # typed lists: native loops and indexing when compiled
         lists: dict[int, list[int]] = {}  # members share subscription arrays
-        topics_of = []
+        topics_of: list[list[int]] = []
         for topics in spec.member_topics:
             ts = lists.get(id(topics))
             if ts is None:
@@ -420,9 +456,14 @@ class _Members:
         for m in sorted(range(self.num_members), key=rank.__getitem__):
             for t in topics_of[m]:
                 subs[t].append(m)
-        max_size = [sum(sizes[t] for t in ts) for ts in topics_of]
+        max_size: list[int] = []
+        for ts in topics_of:
+            total = 0
+            for t in ts:
+                total += sizes[t]
+            max_size.append(total)
         keys = {t: (len(subs[t]), java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
-        start = spec.topic_start.tolist()
+        start: list[int] = spec.topic_start.tolist()
         sorted_all: list[int] = []
         for t in sorted(self.topics_by_name, key=keys.__getitem__):
             sorted_all += range(start[t], start[t + 1])
@@ -448,14 +489,33 @@ class _Members:
         return self._topic_flags
 
     @property
-    def small_movable(self) -> tuple[list[bool], list[int]]:
-        """For `_SmallGeneralBuilder._movable`: per topic, has it two or more subscribers; and the partitions
-        of those topics in `small_tables`' order (read-only: shared by the event's rounds)."""
+    def small_movable(self) -> tuple[list[bool], list[int], list[bool]]:
+        """For `_SmallGeneralBuilder._movable`: per topic, has it two or more subscribers; the partitions of
+        those topics in `small_tables`' order (read-only: shared by the event's rounds); and per member, does
+        it subscribe to such a topic with partitions, i.e. hold a movable partition when at its maximum."""
         if self._small_movable is None:
-            subs, _, _, sorted_all, ptopic = self.small_tables
+            subs, topics_of, _, sorted_all, ptopic = self.small_tables
             movable = [len(ms) >= 2 for ms in subs]
-            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]]
+            sizes: list[int] = self.spec.topic_sizes.tolist()
+            reaching: list[bool] = []
+            for ts in topics_of:
+                flag = False
+                for t in ts:
+                    if movable[t] and sizes[t]:
+                        flag = True
+                reaching.append(flag)
+            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]], reaching
         return self._small_movable
+
+    @property
+    def topic_lists(self) -> tuple[list[int], list[int], list[int]]:
+        """Per topic its first global id (and the end), its partition count, and its name's Java hash: what
+        `_Reassignment` reads as lists on every call that moves."""
+        if self._topic_lists is None:
+            spec = self.spec
+            self._topic_lists = (spec.topic_start.tolist(), spec.topic_sizes.tolist(),
+                                 [java_string_hash(n) for n in spec.topic_names])
+        return self._topic_lists
 
     @property
     def movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
@@ -468,7 +528,7 @@ class _Members:
     def _make_movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
         if self.small:
             subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
-            movable = [sorted(t for t in topics if subs[t]) for topics in self.small_tables[1]]
+            movable = [sorted([t for t in topics if subs[t]]) for topics in self.small_tables[1]]  # no generator
             return [t for t, ms in enumerate(subs) if ms], subs, movable
         num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
         n_topics = len(self.spec.topic_names)
@@ -496,7 +556,7 @@ class _Context:
         self._own_members: np.ndarray | None = None
         self.prefer_rack_aware = members.prefer_rack_aware
         self.num_members, self.num_partitions = members.num_members, members.num_partitions
-        self.partition_topic, self.subscribed_topic = members.partition_topic, members.subscribed_topic
+        self.partition_topic = members.partition_topic
         self.topics_by_name = members.topics_by_name
         self.id_rank_list = members.id_rank_list
         self.has_rack, self.rack_on = members.has_rack, members.rack_on
@@ -509,6 +569,10 @@ class _Context:
     @property
     def topic_name_pos(self) -> np.ndarray:
         return self.members.topic_name_pos
+
+    @property
+    def subscribed_topic(self) -> np.ndarray:
+        return self.members.subscribed_topic
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -796,13 +860,15 @@ class _ConstrainedBuilder:
         exact-min lists."""
         spec = self.ctx.spec
         min_q, max_q, expected = self.min_quota, self.max_quota, self.expected_over
-        order: Iterable[int] = range(len(keeps))
-        if expected and most >= max_q:
+        order: list[int] | None = None  # None: member order (typed, for native loops when compiled)
+        if expected and most >= max_q and len(keeps) > _TREEIFY_THRESHOLD:
             # Java walks `consumerToOwnedPartitions`, a default-capacity HashMap filled while iterating
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
-            # reaching 9 entries at a different moment), so it is recomputed from that order
+            # reaching 9 entries at a different moment), so it is recomputed from that order; with 8 members
+            # or fewer no bucket gets there, and the order is the members' (the leader's) as they are
             order = spec.leader_order.tolist()  # `hashmap_positions(spec.member_ids)`, kept for the event
-        for m in order:
+        for i in range(len(keeps)):
+            m = i if order is None else order[i]
             k = keeps[m]
             if k < min_q:
                 self.under.append(m)
@@ -1060,8 +1126,8 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
         if multi:  # claimed twice in one generation: nobody keeps them
             claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
-        self._take_quotas(keeps, max(keeps, default=0))
-        lists = [c[:k] for c, k in zip(claims, keeps, strict=True)]
+        self._take_quotas(keeps, max(keeps) if keeps else 0)  # `max(default=)`, a generic call when compiled
+        lists = [claims[m][: keeps[m]] for m in range(len(claims))]
         self.kept = lists  # type: ignore[assignment]
         self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
         self.multi = multi
@@ -1080,16 +1146,21 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
             need = [self.min_quota - self.size[m] for m in under]
             prev = 0
             for level in sorted(set(need)):
-                active = [m for m, k in zip(under, need, strict=True) if k >= level]
-                chunk = (level - prev) * len(active)
+                # index loops: mypyc runs `zip(strict=)` and `itertools.cycle` generically
+                active = [under[i] for i in range(len(under)) if need[i] >= level]
+                n_active = len(active)
+                chunk = (level - prev) * n_active
                 if used + chunk > total:
                     break  # out of partitions mid-way: `_poll` fails, as in Java
-                given += zip(unassigned[used : used + chunk], itertools.cycle(active))
+                for i in range(chunk):
+                    given.append((unassigned[used + i], active[i % n_active]))
                 used += chunk
                 prev = level
             else:
                 self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
-        given += zip(unassigned[used:], self._poll(total - used), strict=True)
+        polled = self._poll(total - used)  # one member per partition left
+        for i in range(len(polled)):
+            given.append((unassigned[used + i], polled[i]))
 
     def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # type: ignore[override]
         """`_ConstrainedBuilder._finish` with the per-member lists left as lists (`_ListedResult`)."""
@@ -1147,17 +1218,19 @@ class _JavaHashSet:
 class _PartitionMovements:
     """Java's `PartitionMovements`: net (from -> to) member pairs per topic, used to move a partition
     back instead of creating a 2-cycle. Callers pass each partition's topic along (global id = topic start
-    + partition number)."""
+    + partition number). A pair is one int `from * num_members + to` (ordered as the tuple would be): no
+    tuple to make and hash per move."""
 
-    def __init__(self, spec: GroupSpec) -> None:
-        self.start: list[int] = spec.topic_start.tolist()
-        self.topic_hash: list[int] = [java_string_hash(n) for n in spec.topic_names]
-        self.record: dict[int, tuple[int, int]] = {}
-        self.by_topic: dict[int, dict[tuple[int, int], _JavaHashSet]] = {}
+    def __init__(self, start: list[int], topic_hash: list[int], num_members: int) -> None:
+        self.start = start  # `_Members.topic_lists`
+        self.topic_hash = topic_hash
+        self.k = num_members
+        self.record: dict[int, int] = {}  # partition -> its pair
+        self.by_topic: dict[int, dict[int, _JavaHashSet]] = {}
         self.seq = 0
 
-    def _remove(self, pid: int, t: int) -> tuple[int, int]:
-        pair = self.record.pop(pid)
+    def _remove(self, pid: int, t: int, pair: int) -> None:
+        del self.record[pid]
         pairs = self.by_topic[t]
         s = pairs[pair]
         s.remove(pid)
@@ -1165,9 +1238,8 @@ class _PartitionMovements:
             del pairs[pair]
             if not pairs:
                 del self.by_topic[t]
-        return pair
 
-    def _add(self, pid: int, t: int, pair: tuple[int, int]) -> None:
+    def _add(self, pid: int, t: int, pair: int) -> None:
         """Record pid under `pair`, with its `TopicPartition` hash as a `HashMap` spreads it."""
         self.record[pid] = pair
         pairs = self.by_topic.get(t)
@@ -1189,29 +1261,33 @@ class _PartitionMovements:
             return pid
         rec = self.record.get(pid)
         if rec is not None:
-            old = rec[0]
-        s = pairs.get((new, old))
+            old = rec // self.k
+        s = pairs.get(new * self.k + old)
         return pid if s is None else s.first()
 
-    def order_key(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
+    def order_key(self) -> tuple[tuple[int, int, int, tuple[int, ...]], ...]:
         """Each set's capacity and element order: the records (hence the owners, given the ones before
         any move) and the order in which a `HashSet` yields them (a tuple: hashed and compared as it is)."""
         parts = []
+        n, span = self.start[-1], self.seq + 1  # ids are below n, sequence numbers below span
         for t in sorted(self.by_topic):
             for pair, s in sorted(self.by_topic[t].items()):
                 mask = s.cap - 1
-                order = sorted([(spread & mask, seq, p) for p, (spread, seq) in s.items.items()])  # seq: unique
-                parts.append((t, pair, s.cap, tuple([p for _, _, p in order])))
+                # (bucket, seq) order (seq: unique) as one int with the id below it: no tuple per element
+                keys = [((spread & mask) * span + seq) * n + p for p, (spread, seq) in s.items.items()]
+                keys.sort()
+                parts.append((t, pair, s.cap, tuple([k % n for k in keys])))
         return tuple(parts)
 
     def move(self, pid: int, t: int, old: int, new: int) -> None:
         rec = self.record.get(pid)
         if rec is None:
-            self._add(pid, t, (old, new))
+            self._add(pid, t, old * self.k + new)
         else:
-            self._remove(pid, t)
-            if rec[0] != new:
-                self._add(pid, t, (rec[0], new))
+            self._remove(pid, t, rec)
+            first = rec // self.k
+            if first != new:
+                self._add(pid, t, first * self.k + new)
 
 
 def _topic_runs(ids: np.ndarray, partition_topic: np.ndarray) -> list[tuple[int, int, int]]:
@@ -1237,7 +1313,7 @@ def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> t
     rank) is one int `size * len(rank) + rank` (ranks are distinct); up to `_SCAN_FILL` candidates a scan
     finds the least (native loops), more take a heap of `key * len(cands) + position`."""
     r, c = len(rank), len(cands)
-    keys = [s * r + rank[m] for s, m in zip(sizes, cands, strict=True)]
+    keys = [sizes[i] * r + rank[cands[i]] for i in range(c)]  # index loops: mypyc runs a `zip(strict=)` generically
     got: list[int] = []
     if c <= _SCAN_FILL:
         for _ in range(n):
@@ -1260,11 +1336,27 @@ def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> t
     return got, [key // r for key in keys]
 
 
+def _spread(sizes: list[int]) -> int:
+    """The largest of `sizes` (not empty) less the least, in one native loop (`max` and `min` are generic calls
+    when compiled)."""
+    high = low = sizes[0]
+    for size in sizes:
+        if size > high:
+            high = size
+        elif size < low:
+            low = size
+    return high - low
+
+
 def _balance_score(sizes: list[int]) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow (the sum modulo
     2^32 is the same however Java's int additions wrapped on the way)."""
     n = len(sizes)
-    score = sum(x * (2 * i - n + 1) for i, x in enumerate(sorted(sizes))) & 0xFFFFFFFF
+    ordered = sorted(sizes)
+    score = 0
+    for i in range(n):  # a loop: a generator is a generic object when compiled
+        score += ordered[i] * (2 * i - n + 1)
+    score &= 0xFFFFFFFF
     return score - (1 << 32) if score & 0x80000000 else score
 
 
@@ -1349,6 +1441,11 @@ class _GeneralBuilder:
 
     def _movable_of(self, partitions: np.ndarray) -> np.ndarray:
         return partitions[self.movable_topic[self.ctx.partition_topic[partitions]]]
+
+    def _balanced(self) -> bool:
+        """Whether `isBalanced` holds before any move, which `_SmallGeneralBuilder` tells apart cheaply; here
+        `_Reassignment.unbalanced` answers it (its setup is vectorised)."""
+        return False
 
     def _fix_prev(self, prev_owner: np.ndarray, active: list[int]) -> list[int]:
         """`prev_owner` with `_FIXED_PREV` for owners outside currentAssignment, kept (`scan` reads it) and
@@ -1494,18 +1591,18 @@ class _GeneralBuilder:
     # -- balancing -----------------------------------------------------------------------------------
 
     def build(self) -> None:
-        prev_owner, prev_gen = self._prev_assignment()
         revocation_required = self._keep_owned()
         initializing = not self.next_stamp  # nothing kept: every size is still 0
         unassigned = self._unassigned()
         self._assign_unassigned(unassigned)
         movable_all, active, active_sizes = self._movable()
-        if not len(movable_all) or max(active_sizes) <= min(active_sizes) + 1:
-            return  # `isBalanced`'s first test holds, and only a move could change that
+        if not len(movable_all) or _spread(active_sizes) <= 1 or self._balanced():
+            return  # `isBalanced` holds, and only a move could change that
 
         # Java hands a partition back to its prevAssignment owner without asking whether that member still
         # subscribes to the topic (kept: Kafka's literal result); a "fixed" owner is no longer in
         # currentAssignment, so merely looking at such a partition throws (see `_FIXED_PREV`)
+        prev_owner, prev_gen = self._prev_assignment()  # KIP-341's prevAssignment: only the move loop reads it
         self.prev_member, self.prev_gen = prev_owner, prev_gen
         moves = _Reassignment(self, movable_all, active, self._fix_prev(prev_owner, active))
         if not revocation_required:
@@ -1545,14 +1642,17 @@ class _GeneralBuilder:
 class _SmallGeneralBuilder(_GeneralBuilder):
     """`_GeneralBuilder`'s steps on Python lists, for small groups without rack logic (`_Members.small`),
     where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
-    that both give the same results). The base class declares `owner`, `stamp`, `sizes` and the tables as
-    arrays: the methods read them through `_ints` locals, on which mypyc indexes lists natively."""
+    that both give the same results). The base class declares `owner`, `sizes` and the tables as arrays: the
+    methods read them through `_ints` locals, on which mypyc indexes lists natively. The stamps (places in
+    Java's lists) are not kept per partition: only `result` reads them, and it makes them again (`_stamps`)
+    from the order of each step (the streaming state machine reads only the owners)."""
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
         self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
-        self.stamp = [0] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
+        self.handed: list[int] = []  # what `_assign_unassigned` was given (topics nobody can take: skipped)
+        self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
         # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
         self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
         self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
@@ -1572,7 +1672,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return prev_owner, prev_gen
 
     def _keep_owned(self) -> bool:
-        owner, stamp, sizes = _ints(self.owner), _ints(self.stamp), _ints(self.sizes)
+        owner, sizes = _ints(self.owner), _ints(self.sizes)
         ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
         revocation_required = False
         kept = 0
@@ -1580,7 +1680,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             subscribes, first = topic_flags[m], kept
             for p in ids:
                 if subscribes[ptopic[p]]:
-                    owner[p], stamp[p] = m, kept
+                    owner[p] = m
                     kept += 1
                 else:
                     revocation_required = True
@@ -1594,7 +1694,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
         """`_assign_plain` (no rack logic here), one partition at a time."""
-        owner, stamp, sizes, rank = _ints(self.owner), _ints(self.stamp), _ints(self.sizes), self.ctx.id_rank_list
+        owner, sizes, rank = _ints(self.owner), _ints(self.sizes), self.ctx.id_rank_list
+        self.handed = unassigned
         topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(unassigned, self.ptopic):
             cands = topic_subs[t]
@@ -1602,29 +1703,53 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                 continue
             pids = unassigned[first:end]
             got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
-            for m, size in zip(cands, filled, strict=True):
-                sizes[m] = size
-            for at, (p, m) in enumerate(zip(pids, got, strict=True), start=self.next_stamp):
-                owner[p], stamp[p] = m, at
+            for i in range(len(cands)):  # index loops: mypyc runs a `zip(strict=)` generically
+                sizes[cands[i]] = filled[i]
+            for i in range(len(pids)):
+                owner[pids[i]] = got[i]
             self.next_stamp += len(pids)
 
     def _movable(self) -> tuple[list[int], list[int], list[int]]:  # type: ignore[override]
-        owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
-        movable, movable_all = self.ctx.members.small_movable
+        """Holders hold only partitions of their topics, so a member at its maximum holds all of them, and a
+        movable one if it subscribes to a movable topic with partitions (`small_movable`: no look at the
+        owners)."""
+        sizes, max_size = _ints(self.sizes), _ints(self.max_size)
+        movable, movable_all, reaching = self.ctx.members.small_movable
         self.movable_topic = movable  # type: ignore[assignment]
-        holds_movable = [False] * len(sizes)  # flags: cheaper than a set of the holders
-        for p in movable_all:
-            holds_movable[owner[p]] = True
-        active = [m for m, size in enumerate(sizes) if size < max_size[m] or holds_movable[m]]
+        active = [m for m in range(len(sizes)) if sizes[m] < max_size[m] or reaching[m]]
         return movable_all, active, [sizes[m] for m in active]
 
     def _movable_of(self, partitions: list[int]) -> list[int]:  # type: ignore[override]
         movable, ptopic = cast("list[bool]", self.movable_topic), self.ptopic
         return [p for p in partitions if movable[ptopic[p]]]
 
+    def _balanced(self) -> bool:
+        """`_Reassignment`'s initial `not unbalanced` (see there) without its holdings: no movable topic has a
+        holder with 2+ more than its least subscriber not at its maximum. A quarter of the groups that get this
+        far are balanced, and then nothing moves. Holders subscribe (nothing else has been handed out), so
+        only a topic whose largest subscriber has 2+ more than that one needs its holders looked at."""
+        owner, sizes, max_size = _ints(self.owner), _ints(self.sizes), _ints(self.max_size)
+        topics, subs, _ = self.ctx.members.movable_tables
+        starts = self.ctx.members.topic_lists[0]
+        for t in topics:
+            high, low = -1, -1  # the largest subscriber, the least one not at its maximum (-1: none)
+            for m in subs[t]:
+                size = sizes[m]
+                if size > high:
+                    high = size
+                if size != max_size[m] and (low < 0 or size < low):
+                    low = size
+            if low >= 0 and high > low + 1:
+                for p in range(starts[t], starts[t + 1]):
+                    if sizes[owner[p]] > low + 1:
+                        return False
+        return True
+
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
-        current = set(active)
-        self.prev_owner = prev = [m if m < 0 or m in current else _FIXED_PREV for m in prev_owner]  # type: ignore[assignment]
+        fixed = [True] * self.ctx.num_members  # flags: cheaper than a set of the members in currentAssignment
+        for m in active:
+            fixed[m] = False
+        self.prev_owner = prev = [_FIXED_PREV if m >= 0 and fixed[m] else m for m in prev_owner]  # type: ignore[assignment]
         return prev
 
     def lists(self) -> tuple[list[int], list[int], list[int]]:
@@ -1635,19 +1760,40 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return partitions, _list_runs(partitions, self.ptopic), [j for j, p in enumerate(partitions) if prev[p] != -1]
 
     def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
-        owner, stamp = _ints(self.owner), _ints(self.stamp)
-        for q, m, at in zip(moved, owners, stamps, strict=True):
-            owner[q], stamp[q] = m, at
+        owner = _ints(self.owner)
+        for i in range(len(moved)):  # an index loop: mypyc runs a `zip(strict=)` generically
+            owner[moved[i]] = owners[i]
+        self.moved = moved, stamps
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
-        owner = _ints(self.owner)
-        if leader_order is not None:
-            member: list[int] = leader_order.tolist()
-            owner = [member[m] if m >= 0 else -1 for m in owner]
-        return np.array(owner, dtype=np.int32)
+        return _owner_array(_ints(self.owner), self.ctx.members.leader_list if leader_order is not None else None,
+                            self.ctx.num_members)
+
+    def _stamps(self) -> list[int]:
+        """Each partition's stamp as the steps gave them: the kept ones in claim order (`_keep_owned`), then
+        the unassigned ones handed out (`_assign_unassigned`), then the moved ones (`set_moved`)."""
+        ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
+        stamp = [0] * self.ctx.num_partitions
+        at = 0
+        for m, ids in enumerate(self.ctx.own_by_member):
+            subscribes = topic_flags[m]
+            for p in ids:
+                if subscribes[ptopic[p]]:
+                    stamp[p] = at
+                    at += 1
+        handed, topic_subs = self.handed, cast("list[list[int]]", self.topic_subs)
+        for t, first, end in _list_runs(handed, ptopic):
+            if topic_subs[t]:
+                for p in handed[first:end]:
+                    stamp[p] = at
+                    at += 1
+        moved, stamps = self.moved
+        for i in range(len(moved)):
+            stamp[moved[i]] = stamps[i]
+        return stamp
 
     def result(self) -> list[np.ndarray]:
-        owner, stamp = _ints(self.owner), _ints(self.stamp)
+        owner, stamp = _ints(self.owner), self._stamps()
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
             lists[owner[p]].append(p)
@@ -1715,7 +1861,8 @@ class _Reassignment:
         spec = ctx.spec
         self.b = builder
         self.active = active  # Java's currentAssignment: members not set aside as fixed
-        self.movements = _PartitionMovements(spec)
+        starts, _, topic_hash = ctx.members.topic_lists
+        self.movements = _PartitionMovements(starts, topic_hash, ctx.num_members)
         self.owner, self.sizes, self.max_size = builder.lists()
         self.prev = prev  # prevAssignment owner per global id (-1: none, `_FIXED_PREV`)
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
@@ -1733,9 +1880,11 @@ class _Reassignment:
         else:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
-        for m in [m for m, (size, top) in enumerate(zip(self.sizes, self.max_size, strict=True)) if size == top]:
-            for t in self.movable_of[m]:
-                self.n_full[t] = self.n_full[t] + 1
+        sizes, max_size = self.sizes, self.max_size
+        for m in range(len(sizes)):  # an index loop: mypyc runs a `zip(strict=)` generically
+            if sizes[m] == max_size[m]:
+                for t in self.movable_of[m]:
+                    self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         # how many members are at each size: a move never raises the largest size (its target has 2+ less
         # than some member), so the list never grows
@@ -1746,9 +1895,7 @@ class _Reassignment:
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
         topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
-        spec = self.b.ctx.spec
-        starts: list[int] = spec.topic_start.tolist()
-        counts: list[int] = spec.topic_sizes.tolist()
+        starts, counts, _ = self.b.ctx.members.topic_lists
         owner, sizes, subs = self.owner, self.sizes, self.subs
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
@@ -1866,7 +2013,7 @@ class _Reassignment:
             seen.add(state)
         return performed
 
-    def _state(self) -> tuple[tuple[int, tuple[int, int], int, tuple[int, ...]], ...]:
+    def _state(self) -> tuple[tuple[int, int, int, tuple[int, ...]], ...]:
         return self.movements.order_key()
 
     def _pass(self, parts: list[int], runs: list[tuple[int, int, int]], with_prev: list[int]) -> bool:
