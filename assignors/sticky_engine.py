@@ -168,9 +168,10 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
     exact value shows only in an error message, and failed calls are not kept), so the key holds those:
-    each generation's rank among the distinct ones, and each member's owned ids: on small groups as a tuple
-    (of `GroupSpec.owned_lists`, which their plain-Python path reads anyway), else as bytes (`GroupSpec.owned`
-    holds int64 arrays; an `asarray` per member would cost as much as the rest of the key).
+    each generation's rank among the distinct ones, and each member's owned ids as bytes: on small groups of up
+    to 256 partitions one byte per id of `GroupSpec.owned_lists` (which their plain-Python path reads anyway;
+    hashing a tuple of ints costs far more), else those of `GroupSpec.owned` (int64 arrays; an `asarray` per
+    member would cost as much as the rest of the key).
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -184,7 +185,10 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     members = memo.get(("sticky members", prefer_rack_aware))
     if members is None:
         members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
-    owned = tuple(map(tuple, spec.owned_lists)) if members.small else tuple(map(np.ndarray.tobytes, spec.owned))
+    if members.small and members.num_partitions <= 256:
+        owned = tuple([bytes(ids) for ids in spec.owned_lists])
+    else:
+        owned = tuple(map(np.ndarray.tobytes, spec.owned))
     key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)), owned)
     result = memo.get(key)
     if result is None:
