@@ -77,6 +77,7 @@ class GroupSpec:
         self.member_topics = member_topics
         self._owned: list[np.ndarray] | None = owned  # None: a round given as lists (`owned_lists`)
         self._owned_lists: list[list[int]] | None = None  # the same claims as lists, if given or asked for
+        self.owned_disjoint = False  # known: no id is claimed twice (`for_round`), which spares the engine's check
         self.generations = generations
         self.racks = racks
         self.instance_ids = instance_ids
@@ -322,7 +323,7 @@ class GroupSpec:
             [self.member_topics[i] for i in at], owned or [], self.generations[order],
             [self.racks[i] for i in at], [self.instance_ids[i] for i in at],
             None if self.weights is None else self.weights[order], self.rack_names, self.partition_rack_bits,
-            phantoms, None)._claimed(owned, lists)
+            phantoms, None)._claimed(owned, lists, self.owned_disjoint)
 
     def owned_in(self, at: list[int]) -> tuple[list[np.ndarray] | None, list[list[int]] | None]:
         """`owned` and `owned_lists` with the members taken in order `at` (indices into `member_ids`), each None
@@ -331,17 +332,18 @@ class GroupSpec:
         return None if owned is None else [owned[i] for i in at], None if lists is None else [lists[i] for i in at]
 
     def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray,
-                  owned_lists: list[list[int]] | None = None) -> GroupSpec:
+                  owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
         """The same topics and members with another round's `owned` and `generations`, sharing what this
         spec and its other rounds derive from them. A small round may give its claims as `owned_lists` instead
-        (`owned` None): its readers take the lists as they are, and `owned` is made only if one asks."""
+        (`owned` None): its readers take the lists as they are, and `owned` is made only if one asks. `disjoint`:
+        the caller knows that no id is claimed twice (the claims of one owner per partition)."""
         return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
                           self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
-                          self.phantoms, self._member_tables())._claimed(owned, owned_lists)
+                          self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
 
-    def _claimed(self, owned: list[np.ndarray] | None, lists: list[list[int]] | None) -> GroupSpec:
+    def _claimed(self, owned: list[np.ndarray] | None, lists: list[list[int]] | None, disjoint: bool) -> GroupSpec:
         """This new copy with its claims in the forms given (`owned` None: only as `lists`)."""
-        self._owned, self._owned_lists = owned, lists
+        self._owned, self._owned_lists, self.owned_disjoint = owned, lists, disjoint
         return self
 
     def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],

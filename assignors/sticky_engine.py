@@ -298,7 +298,7 @@ class _Members:
         if order is None:
             return spec
         owned, lists = spec.owned_in(self.leader_list)
-        return self.spec.for_round(owned, spec.generations[order], lists)
+        return self.spec.for_round(owned, spec.generations[order], lists, spec.owned_disjoint)
 
     @property
     def id_rank(self) -> np.ndarray:
@@ -538,7 +538,7 @@ class _Context:
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
-            if not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
+            if spec.owned_disjoint or not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
                 self.own_by_member = by_member
                 return
             listed = list(itertools.chain.from_iterable(by_member))
@@ -550,7 +550,7 @@ class _Context:
             if not self.members.all_subscribed:
                 keep = self.subscribed_topic[self.partition_topic[ids]]
                 ids, members = ids[keep], members[keep]
-        if ids.size:
+        if ids.size and not spec.owned_disjoint:
             dup = np.bincount(ids, minlength=self.num_partitions) > 1
             if dup.any():
                 keep = self._resolve_conflicts(ids, members, dup)

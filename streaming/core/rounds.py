@@ -75,7 +75,7 @@ class StrategyRounds:
             # the members' claims (owned partitions, generations), built only when an assignor or a rule reads them
             claims = None if blind and not rejoin else self._claims(name, st, owner, owner_gen, rejoin)
             try:
-                new_owner = self._assign(name, claims)
+                new_owner = self._assign(name, claims, claims is not None and self._disjoint(owner_gen, rejoin))
             except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
@@ -281,19 +281,25 @@ class StrategyRounds:
         members, topics = self.shape.members, self.shape.topics
         return any(topics[t] in members[i].topics for i, t in pairs)
 
-    def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None) -> np.ndarray:
+    def _disjoint(self, generation: int | None, rejoin: dict[int, tuple[Any, int]]) -> bool:
+        """Whether `_claims` (same arguments) are sure to claim no partition twice: they come from one owner per
+        partition unless a member rejoins with what it claimed before (`rejoin`) or, in the event's first round
+        (`generation` None), a static member comes back with what it held when it left."""
+        return not rejoin and (generation is not None or not any(isinstance(c, str) for c in self.shape.carry))
+
+    def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
-        event's spec, with no claims, as it is): what a spec derives (member orders, topic subscribers,
-        partition tables) depends only on the topics and members, so it is computed once per event (the copies share
-        it)."""
+        event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
+        subscribers, partition tables) depends only on the topics and members, so it is computed once per event
+        (the copies share it)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
         owned, generations = claims
         if self._listed:
-            return assign_owners(name, spec.for_round(None, generations, owned))
-        return assign_owners(name, spec.for_round(owned, generations))
+            return assign_owners(name, spec.for_round(None, generations, owned, disjoint))
+        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
