@@ -26,9 +26,12 @@ def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.nd
     the engine's owner per global id). Small groups go over their claims in plain Python, where numpy's
     calls would cost more than the loop, and give a list: one pass over their `owned_lists` (typed lists, so
     that compiled each claim costs a few C operations) marks what a claimant keeps and lists what one loses
-    (a revoked partition whose new owner claimed it too is one a claimant keeps)."""
+    (a revoked partition whose new owner claimed it too is one a claimant keeps; with `GroupSpec.owned_disjoint`
+    claims there is no other claimant, and a revoked one transfers as soon as somebody gets it)."""
     if spec.num_partitions <= SMALL_GROUP:
         owner: list[int] = new_owner.tolist()
+        if spec.owned_disjoint:
+            return [p for m, ids in enumerate(spec.owned_lists) for p in ids if owner[p] != m and owner[p] >= 0]
         kept = [False] * len(owner)  # kept by one of its claimants
         revoked: list[int] = []
         for m, ids in enumerate(spec.owned_lists):
