@@ -74,8 +74,9 @@ class StrategyRounds:
         while True:
             # the members' claims (owned partitions, generations), built only when an assignor or a rule reads them
             claims = None if blind and not rejoin else self._claims(name, st, owner, owner_gen, rejoin)
+            disjoint = claims is not None and self._disjoint(owner_gen, rejoin)
             try:
-                new_owner = self._assign(name, claims, claims is not None and self._disjoint(owner_gen, rejoin))
+                new_owner = self._assign(name, claims, disjoint)
             except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
@@ -123,7 +124,8 @@ class StrategyRounds:
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
             more = bool(rejecting) or (
-                name in COOPERATIVE and (_withheld(claims[0], new_owner) or (first and self._stale_claims(name))))  # type: ignore[index]
+                name in COOPERATIVE and (self._lost_claim(claims[0], new_owner, counts, disjoint)  # type: ignore[index]
+                                         or (first and self._stale_claims(name))))
             if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
@@ -286,6 +288,17 @@ class StrategyRounds:
         partition unless a member rejoins with what it claimed before (`rejoin`) or, in the event's first round
         (`generation` None), a static member comes back with what it held when it left."""
         return not rejoin and (generation is not None or not any(isinstance(c, str) for c in self.shape.carry))
+
+    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None,
+                    disjoint: bool) -> bool:
+        """Whether a cooperative member lost a partition it claimed (`_withheld`). Claims that are `_disjoint` are
+        the round's previous owners' partitions less those of topics their owners do not subscribe to (`_owned`),
+        so a small round reads it off its `round_counts` (a few (topic, previous, new owner) triples) instead of
+        every claim."""
+        if counts is None or not disjoint:
+            return _withheld(owned, new_owner)
+        rows = self.lay.subscribed_rows
+        return any(a >= 0 and b != a and rows[a][t] for t, a, b in counts)
 
     def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
