@@ -51,7 +51,7 @@ class StrategyRounds:
         self._by_member_value: tuple[list[int] | None, list[Any]] | None = None
         # a small round's claims are lists of ints end to end (`GroupSpec.for_round`'s `owned_lists`): the
         # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
-        self._listed = lay.partition_topic.size <= SMALL_ROUND
+        self._listed = lay.num_partitions <= SMALL_ROUND
         self._names: list[int] | None = None  # `lay.ids_by_name` as a list, made on a small round's first use
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
