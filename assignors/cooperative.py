@@ -24,21 +24,22 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray | list[int]:
     """The global ids gained by a member that did not own them and lost by a member that did (`new_owner`:
     the engine's owner per global id). Small groups go over their claims in plain Python, where numpy's
-    calls would cost more than the loop, and give a list: one pass marks what a claimant keeps and lists
-    what one loses (a revoked partition whose new owner claimed it too is one a claimant keeps); `len`, not
-    the `size` attribute, and typed lists, so that compiled each claim costs a few C operations."""
+    calls would cost more than the loop, and give a list: one pass over their `owned_lists` (typed lists, so
+    that compiled each claim costs a few C operations) marks what a claimant keeps and lists what one loses
+    (a revoked partition whose new owner claimed it too is one a claimant keeps; with `GroupSpec.owned_disjoint`
+    claims there is no other claimant, and a revoked one transfers as soon as somebody gets it)."""
     if spec.num_partitions <= SMALL_GROUP:
         owner: list[int] = new_owner.tolist()
+        if spec.owned_disjoint:
+            return [p for m, ids in enumerate(spec.owned_lists) for p in ids if owner[p] != m and owner[p] >= 0]
         kept = [False] * len(owner)  # kept by one of its claimants
         revoked: list[int] = []
-        for m, ids in enumerate(spec.owned):
-            if len(ids):
-                listed: list[int] = ids.tolist()
-                for p in listed:
-                    if owner[p] == m:
-                        kept[p] = True
-                    else:
-                        revoked.append(p)
+        for m, ids in enumerate(spec.owned_lists):
+            for p in ids:
+                if owner[p] == m:
+                    kept[p] = True
+                else:
+                    revoked.append(p)
         return [p for p in revoked if owner[p] >= 0 and not kept[p]]
     claimed = [ids for ids in spec.owned if ids.size]
     if not claimed:

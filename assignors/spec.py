@@ -79,7 +79,9 @@ class GroupSpec:
         self.member_ids = member_ids
         self.subscriptions = subscriptions
         self.member_topics = member_topics
-        self.owned = owned
+        self._owned: list[np.ndarray] | None = owned  # None: a round given as lists (`owned_lists`)
+        self._owned_lists: list[list[int]] | None = None  # the same claims as lists, if given or asked for
+        self.owned_disjoint = False  # known: no id is claimed twice (`for_round`), which spares the engine's check
         self.generations = generations
         self.racks = racks
         self.instance_ids = instance_ids
@@ -101,6 +103,24 @@ class GroupSpec:
         if tables is None:
             tables = self._members = _MemberTables()
         return tables
+
+    @property
+    def owned(self) -> list[np.ndarray]:
+        """int64 global ids per member (see `__init__`); made from `owned_lists` on first use when a round
+        gave lists (`for_round`)."""
+        owned = self._owned
+        if owned is None:
+            lists: list[list[int]] = self._owned_lists  # type: ignore[assignment]
+            owned = self._owned = [np.array(ids, dtype=np.int64) for ids in lists]
+        return owned
+
+    @property
+    def owned_lists(self) -> list[list[int]]:
+        """`owned` as lists of ints, what small groups' plain-Python paths read (made once per spec)."""
+        lists = self._owned_lists
+        if lists is None:
+            lists = self._owned_lists = [ids.tolist() for ids in self._owned]  # type: ignore[union-attr]
+        return lists
 
     @property
     def topic_start(self) -> np.ndarray:
@@ -314,19 +334,34 @@ class GroupSpec:
         if phantoms:
             position = {m: pos for pos, m in enumerate(at)}
             phantoms = {position[m]: claims for m, claims in phantoms.items()}
+        owned, lists = self.owned_in(at)
         return self._copy(
             [self.member_ids[i] for i in at], [self.subscriptions[i] for i in at],
-            [self.member_topics[i] for i in at], [self.owned[i] for i in at], self.generations[order],
+            [self.member_topics[i] for i in at], owned or [], self.generations[order],
             [self.racks[i] for i in at], [self.instance_ids[i] for i in at],
             None if self.weights is None else self.weights[order], self.rack_names, self.partition_rack_bits,
-            phantoms, None)
+            phantoms, None)._claimed(owned, lists, self.owned_disjoint)
 
-    def for_round(self, owned: list[np.ndarray], generations: np.ndarray) -> GroupSpec:
+    def owned_in(self, at: list[int]) -> tuple[list[np.ndarray] | None, list[list[int]] | None]:
+        """`owned` and `owned_lists` with the members taken in order `at` (indices into `member_ids`), each None
+        unless at hand: a reordered round keeps the form its claims came in."""
+        owned, lists = self._owned, self._owned_lists
+        return None if owned is None else [owned[i] for i in at], None if lists is None else [lists[i] for i in at]
+
+    def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray,
+                  owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
         """The same topics and members with another round's `owned` and `generations`, sharing what this
-        spec and its other rounds derive from them."""
-        return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned, generations, self.racks,
-                          self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits, self.phantoms,
-                          self._member_tables())
+        spec and its other rounds derive from them. A small round may give its claims as `owned_lists` instead
+        (`owned` None): its readers take the lists as they are, and `owned` is made only if one asks. `disjoint`:
+        the caller knows that no id is claimed twice (the claims of one owner per partition)."""
+        return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
+                          self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
+                          self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
+
+    def _claimed(self, owned: list[np.ndarray] | None, lists: list[list[int]] | None, disjoint: bool) -> GroupSpec:
+        """This new copy with its claims in the forms given (`owned` None: only as `lists`)."""
+        self._owned, self._owned_lists, self.owned_disjoint = owned, lists, disjoint
+        return self
 
     def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],
                      member_topics: list[np.ndarray], owned: list[np.ndarray], generations: np.ndarray,

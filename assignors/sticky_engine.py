@@ -168,8 +168,10 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
     exact value shows only in an error message, and failed calls are not kept), so the key holds those:
-    each generation's rank among the distinct ones, and each member's owned ids as bytes (`GroupSpec.owned`
-    holds int64 arrays; an `asarray` per member would cost as much as the rest of the key).
+    each generation's rank among the distinct ones, and each member's owned ids as bytes: on small groups of up
+    to 256 partitions one byte per id of `GroupSpec.owned_lists` (which their plain-Python path reads anyway;
+    hashing a tuple of ints costs far more), else those of `GroupSpec.owned` (int64 arrays; an `asarray` per
+    member would cost as much as the rest of the key).
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -179,14 +181,17 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         return _run_engine(spec, _Members(spec, prefer_rack_aware), _clamped_generations(spec))
     gens = _clamped_generations(spec)
     rank = {g: r for r, g in enumerate(sorted(set(gens)))}
-    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)),
-           tuple(map(np.ndarray.tobytes, spec.owned)))
     memo = spec.round_results
+    members = memo.get(("sticky members", prefer_rack_aware))
+    if members is None:
+        members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
+    if members.small and members.num_partitions <= 256:
+        owned = tuple([bytes(ids) for ids in spec.owned_lists])
+    else:
+        owned = tuple(map(np.ndarray.tobytes, spec.owned))
+    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)), owned)
     result = memo.get(key)
     if result is None:
-        members = memo.get(("sticky members", prefer_rack_aware))
-        if members is None:
-            members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
         result = memo[key] = _run_engine(spec, members, gens)
     return result
 
@@ -321,8 +326,8 @@ class _Members:
         order = self.leader_order
         if order is None:
             return spec
-        owned = spec.owned
-        return self.spec.for_round([owned[m] for m in self.leader_list], spec.generations[order])
+        owned, lists = spec.owned_in(self.leader_list)
+        return self.spec.for_round(owned, spec.generations[order], lists, spec.owned_disjoint)
 
     @property
     def subscribed_topic(self) -> np.ndarray:
@@ -584,20 +589,20 @@ class _Context:
         member (`own_by_member`), what their builders read per member, the arrays made only if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
-        self.owned_lists: list[list[int]] = []  # small groups: `spec.owned` as lists (none: nothing owned)
-        lengths = [ids.size for ids in spec.owned]
+        self.owned_lists: list[list[int]] = []  # small groups: `spec.owned_lists` (none: nothing owned)
         small = self.members.small
-        if not sum(lengths):
+        by_member: list[list[int]] = spec.owned_lists if small else []  # as given, or made once by the memo key
+        lengths = [len(ids) for ids in by_member] if small else [ids.size for ids in spec.owned]
+        if not any(lengths):
             self._own_ids, self._own_members = _EMPTY, _EMPTY
             self.own_by_member: list[list[int]] = [[] for _ in lengths]
             return
         if small:  # plain Python over a few dozen claims
-            by_member: list[list[int]] = [ids.tolist() for ids in spec.owned]
             self.owned_lists = by_member
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
-            if not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
+            if spec.owned_disjoint or not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
                 self.own_by_member = by_member
                 return
             listed = list(itertools.chain.from_iterable(by_member))
@@ -609,7 +614,7 @@ class _Context:
             if not self.members.all_subscribed:
                 keep = self.subscribed_topic[self.partition_topic[ids]]
                 ids, members = ids[keep], members[keep]
-        if ids.size:
+        if ids.size and not spec.owned_disjoint:
             dup = np.bincount(ids, minlength=self.num_partitions) > 1
             if dup.any():
                 keep = self._resolve_conflicts(ids, members, dup)

@@ -48,7 +48,11 @@ class StrategyRounds:
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
         self._topics_by_name: list[int] | None = None  # `_name_topics`, made on first use
         self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
-        self._by_member_value: tuple[list[int] | None, list[np.ndarray]] | None = None
+        self._by_member_value: tuple[list[int] | None, list[Any]] | None = None
+        # a small round's claims are lists of ints end to end (`GroupSpec.for_round`'s `owned_lists`): the
+        # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
+        self._listed = lay.num_partitions <= SMALL_ROUND
+        self._names: list[int] | None = None  # `lay.ids_by_name` as a list, made on a small round's first use
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -65,13 +69,14 @@ class StrategyRounds:
         owner = prev_new
         owner_gen: int | None = None
         cause = self.cause
-        rejoin: dict[int, tuple[np.ndarray, int]] = {}  # members that rejected their last assignment
+        rejoin: dict[int, tuple[Any, int]] = {}  # members that rejected their last assignment
         blind = name in OWNERSHIP_BLIND and name not in COOPERATIVE  # a cooperative round reads its claims below
         while True:
             # the members' claims (owned partitions, generations), built only when an assignor or a rule reads them
             claims = None if blind and not rejoin else self._claims(name, st, owner, owner_gen, rejoin)
+            disjoint = claims is not None and self._disjoint(owner_gen, rejoin)
             try:
-                new_owner = self._assign(name, claims)
+                new_owner = self._assign(name, claims, disjoint)
             except KafkaAssignorError as err:  # Kafka's leader fails here: a generation without a new assignment
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
@@ -119,7 +124,8 @@ class StrategyRounds:
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
             more = bool(rejecting) or (
-                name in COOPERATIVE and (_withheld(claims[0], new_owner) or (first and self._stale_claims(name))))  # type: ignore[index]
+                name in COOPERATIVE and (self._lost_claim(claims[0], new_owner, counts, disjoint)  # type: ignore[index]
+                                         or (first and self._stale_claims(name))))
             if not more:
                 break
             if len(rounds) > self.config.limits.max_followup_rounds:
@@ -172,29 +178,29 @@ class StrategyRounds:
         return _Round(head, {}, metrics)
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
-                rejoin: dict[int, tuple[np.ndarray, int]]) -> tuple[list[np.ndarray], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation, as it
-        reports them in the round's join: what it holds after the last round (`owner`, with that round's
-        `generation`; None: the event's first round) unless it rejected that round (`rejoin`)."""
+                rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], np.ndarray]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order: a list of ints on a small
+        round, an int64 array on a big one) and generation, as it reports them in the round's join: what it holds
+        after the last round (`owner`, with that round's `generation`; None: the event's first round) unless it
+        rejected that round (`rejoin`)."""
         owned, gens = self._owned(name, st, owner, generation)
         for i, (ids, gen) in rejoin.items():
             owned[i], gens[i] = ids, gen
         return owned, gens
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
-               generation: int | None) -> tuple[list[np.ndarray], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order) and generation."""
+               generation: int | None) -> tuple[list[Any], np.ndarray]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation."""
         lay = self.lay
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
-        if name in COOPERATIVE and owner.size > SMALL_ROUND:
-            claims = _split(self._subscribed_owners(owner), None, lay)
+        if name in COOPERATIVE and not self._listed:
+            claims = _split(self._subscribed_owners(owner), lay)
         else:
             held, claims = self._by_member(owner)
             if name in COOPERATIVE and _foreign(held, self._name_topics(), lay.subscribed_rows):  # type: ignore[arg-type]
-                who = self._subscribed_owners(owner)
-                claims = _split(who, who.tolist(), lay)
+                claims = _listed(self._subscribed_owners(owner).tolist(), self._name_ids(), len(lay.member_ids))
         owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
             return owned, np.array([generation] * m_new, dtype=np.int64)
@@ -214,20 +220,32 @@ class StrategyRounds:
                 gids = lay.starts[t[ok]] + p[ok]
                 if name in COOPERATIVE:
                     gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
-                owned[i] = gids[np.argsort(lay.name_rank[gids], kind="stable")]
+                gids = gids[np.argsort(lay.name_rank[gids], kind="stable")]
+                owned[i] = gids.tolist() if self._listed else gids
         return owned, np.array(gens, dtype=np.int64)
 
-    def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[np.ndarray]]:
+    def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[Any]]:
         """`owner` in name order as a list (None: a big round, done in numpy) and each member's partitions in that
-        order (`_split`), kept for the next call on the same owners: the event's other strategy (on the bench log
-        95 % of cooperative first rounds see the owners of the sticky one) or a follow-up round."""
+        order (`_listed`, `_split`), kept for the next call on the same owners: the event's other strategy (on the
+        bench log 95 % of cooperative first rounds see the owners of the sticky one) or a follow-up round."""
         key = owner.tobytes()
         if key != self._by_member_key or self._by_member_value is None:
             lay = self.lay
             who = owner if lay.in_name_order else owner[lay.ids_by_name]
-            held: list[int] | None = None if owner.size > SMALL_ROUND else who.tolist()
-            self._by_member_key, self._by_member_value = key, (held, _split(who, held, lay))
+            if self._listed:
+                held: list[int] = who.tolist()
+                self._by_member_value = held, _listed(held, self._name_ids(), len(lay.member_ids))
+            else:
+                self._by_member_value = None, _split(who, lay)
+            self._by_member_key = key
         return self._by_member_value
+
+    def _name_ids(self) -> list[int] | None:
+        """`lay.ids_by_name` as a list on a small round, None when it is the identity (`in_name_order`)."""
+        lay = self.lay
+        if self._names is None and not lay.in_name_order:
+            self._names = lay.ids_by_name.tolist()
+        return self._names
 
     def _subscribed_owners(self, owner: np.ndarray) -> np.ndarray:
         """`owner` in name order without the partitions of topics their owners do not subscribe to."""
@@ -265,17 +283,36 @@ class StrategyRounds:
         members, topics = self.shape.members, self.shape.topics
         return any(topics[t] in members[i].topics for i, t in pairs)
 
-    def _assign(self, name: str, claims: tuple[list[np.ndarray], np.ndarray] | None) -> np.ndarray:
+    def _disjoint(self, generation: int | None, rejoin: dict[int, tuple[Any, int]]) -> bool:
+        """Whether `_claims` (same arguments) are sure to claim no partition twice: they come from one owner per
+        partition unless a member rejoins with what it claimed before (`rejoin`) or, in the event's first round
+        (`generation` None), a static member comes back with what it held when it left."""
+        return not rejoin and (generation is not None or not any(isinstance(c, str) for c in self.shape.carry))
+
+    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None,
+                    disjoint: bool) -> bool:
+        """Whether a cooperative member lost a partition it claimed (`_withheld`). Claims that are `_disjoint` are
+        the round's previous owners' partitions less those of topics their owners do not subscribe to (`_owned`),
+        so a small round reads it off its `round_counts` (a few (topic, previous, new owner) triples) instead of
+        every claim."""
+        if counts is None or not disjoint:
+            return _withheld(owned, new_owner)
+        rows = self.lay.subscribed_rows
+        return any(a >= 0 and b != a and rows[a][t] for t, a, b in counts)
+
+    def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
-        event's spec, with no claims, as it is): what a spec derives (member orders, topic subscribers,
-        partition tables) depends only on the topics and members, so it is computed once per event (the copies share
-        it)."""
+        event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
+        subscribers, partition tables) depends only on the topics and members, so it is computed once per event
+        (the copies share it)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
         owned, generations = claims
-        return assign_owners(name, spec.for_round(owned, generations))
+        if self._listed:
+            return assign_owners(name, spec.for_round(None, generations, owned, disjoint))
+        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
@@ -328,36 +365,27 @@ def _phase(name: str, first: bool) -> str:
     return "incremental" if name in INCREMENTAL else "eager"
 
 
-def _split(who: np.ndarray, held: list[int] | None, lay: Relayout) -> list[np.ndarray]:
-    """Each member's partitions in name order, given their owners in that order (`who`; `held`: as a list, None
-    on a big round): slices of one stable sort of the owners, nobody's first; `argsort` the method, not numpy's
-    wrapper. On a few dozen partitions each numpy call costs more than the data, so one pass over the list counts
-    each member's partitions and finds them sorted already (one owner, or owners in blocks: no `argsort`), and a
-    member without partitions gets no slice."""
-    m_new = len(lay.member_ids)
-    ids = lay.ids_by_name
-    if held is None:
-        ids = ids[who.argsort(kind="stable")]
-        bounds = accumulate(np.bincount(who + _ONE, minlength=m_new + 1).tolist())
-        return [ids[a:b] for a, b in pairwise(bounds)]
-    counts = [0] * (m_new + 1)
-    ordered = True
-    last = -1
-    for w in held:
-        j = w + 1
-        counts[j] = counts[j] + 1  # not `+=`: compiled, that adds boxed ints
-        if w < last:
-            ordered = False
-        last = w
-    if not ordered:
-        ids = who.argsort(kind="stable") if lay.in_name_order else ids[who.argsort(kind="stable")]
-    owned = [_NO_CLAIM] * m_new
-    a = counts[0]
-    for i in range(m_new):
-        n = counts[i + 1]
-        if n:
-            owned[i] = ids if n == len(held) else ids[a:a + n]
-            a += n
+def _split(who: np.ndarray, lay: Relayout) -> list[np.ndarray]:
+    """Each member's partitions in name order on a big round, given their owners in that order (`who`): slices of
+    one stable sort of the owners, nobody's first; `argsort` the method, not numpy's wrapper."""
+    ids = lay.ids_by_name[who.argsort(kind="stable")]
+    bounds = accumulate(np.bincount(who + _ONE, minlength=len(lay.member_ids) + 1).tolist())
+    return [ids[a:b] for a, b in pairwise(bounds)]
+
+
+def _listed(held: list[int], names: list[int] | None, num_members: int) -> list[list[int]]:
+    """Each member's partitions in name order on a small round, given their owners in that order (`held`) and the
+    partitions in that order (`names`; None: the identity), as lists: one pass of appends, where numpy's sort and
+    a slice per member cost more than the few dozen partitions."""
+    owned: list[list[int]] = [[] for _ in range(num_members)]
+    if names is None:
+        for k, w in enumerate(held):
+            if w >= 0:
+                owned[w].append(k)
+    else:
+        for k, w in enumerate(held):
+            if w >= 0:
+                owned[w].append(names[k])
     return owned
 
 
@@ -367,22 +395,21 @@ def _foreign(held: list[int], topics: list[int], rows: list[list[bool]]) -> bool
     return bool(topics) and any(w >= 0 and not rows[w][topics[k]] for k, w in enumerate(held))
 
 
-def _withheld(owned: list[np.ndarray], new_owner: np.ndarray) -> bool:
+def _withheld(owned: list[Any], new_owner: np.ndarray) -> bool:
     """Whether some member lost a partition it brought in (it revokes and rejoins at once). A small round loops
-    over Python lists and stops at the first one (its few members cost less than numpy calls; `len`, not the
-    `size` attribute, and typed lists: compiled, each claim is then a C comparison); a big round's claims are
-    compared in one vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
+    over its claims' lists (`_claims`) and stops at the first one (its few members cost less than numpy calls;
+    typed lists: compiled, each claim is then a C comparison); a big round's claims are compared in one
+    vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
     if new_owner.size > SMALL_ROUND:
         sizes = [ids.size for ids in owned]
         return any(sizes) and bool(
             (new_owner[np.concatenate(owned)] != np.repeat(np.arange(len(owned)), sizes)).any())
-    claimants = [i for i, ids in enumerate(owned) if len(ids)]
-    if not claimants:
+    if not any(owned):
         return False
     owners: list[int] = new_owner.tolist()
-    for i in claimants:
-        claimed: list[int] = owned[i].tolist()
-        for p in claimed:
+    for i, claimed in enumerate(owned):
+        listed: list[int] = claimed
+        for p in listed:
             if owners[p] != i:
                 return True
     return False

@@ -20,6 +20,7 @@ import streaming.core.rounds as rounds
 from assignors import STRATEGIES, KafkaAssignorError, Member, assign
 from assignors.model import owner_of
 from streaming.core.config import Limits, PipelineConfig
+from streaming.core.diffs import SMALL_ROUND
 from streaming.core.group_state import step
 from streaming.core.records import OutputRecord, SourceRecord
 from streaming.core.state_codec import decode
@@ -696,5 +697,6 @@ def test_withheld_means_some_member_lost_a_partition_it_claimed(partitions: int)
             m = next(m for m, ids in enumerate(owned) if ids.size)
             new_owner[int(rng.choice(owned[m]))] = -1 if m + 1 == members else m + 1
         expected = any(int(new_owner[p]) != m for m, ids in enumerate(owned) for p in ids.tolist())
-        assert rounds._withheld(owned, new_owner) is expected
+        claims = [ids.tolist() for ids in owned] if partitions <= SMALL_ROUND else owned  # as `_claims` gives them
+        assert rounds._withheld(claims, new_owner) is expected
         assert expected == lost
