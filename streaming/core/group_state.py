@@ -123,6 +123,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
+    rounds.close()
     observed = old.strategies.get(OBSERVED)  # what the real group did: only `generation` events change it
     if isinstance(ev, Generation):
         strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts)

@@ -142,6 +142,12 @@ class StrategyRounds:
             self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
+    def close(self) -> None:
+        """Drops the event's assignor results (`GroupSpec.round_results`, shared by its rounds' specs): they
+        refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
+        if self._spec is not None:
+            self._spec.round_results.clear()
+
     def _rejecting(self, new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
