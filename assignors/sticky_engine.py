@@ -120,11 +120,12 @@ class _ListedResult(EngineResult):
 
     def __init__(
         self, spec: GroupSpec, lists: list[list[int]], transfer_ids: np.ndarray, transfer_owners: np.ndarray,
-        leader_order: np.ndarray | None,
+        members: _Members,
     ) -> None:
         super().__init__(spec, None, transfer_ids, transfer_owners)
         self._lists = lists
-        self._leader_order = leader_order  # None: the builder's members are in member order
+        self._members = members
+        self._leader_order = members.leader_order  # None: the builder's members are in member order
 
     def _make_assignment(self) -> list[np.ndarray]:
         arrays = [np.array(ids, dtype=np.int64) for ids in self._lists]
@@ -133,11 +134,11 @@ class _ListedResult(EngineResult):
     def _make_owners(self) -> np.ndarray:
         """`EngineResult.owners` from the lists (each partition is in one list at most)."""
         owner = [-1] * self.num_partitions
-        order = self._leader_order
-        for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
-            for p in ids:
+        lists = self._lists
+        for m in range(len(lists)):  # builder positions, mapped by `_owner_array` (a `zip` runs generically)
+            for p in lists[m]:
                 owner[p] = m
-        return _owner_array(owner, None, len(self._lists))
+        return _owner_array(owner, None if self._leader_order is None else self._members, len(lists))
 
 
 class _GeneralResult(EngineResult):
@@ -229,7 +230,7 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
     ids.setflags(write=False)
     owners.setflags(write=False)
     if members.small:
-        return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
+        return _ListedResult(spec, assignment, ids, owners, members)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
