@@ -1913,9 +1913,13 @@ class _Reassignment:
                     self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         # how many members are at each size: a move never raises the largest size (its target has 2+ less
-        # than some member), so the list never grows
-        self.at_size = [0] * (max(self.sizes) + 1)
-        for size in self.sizes:
+        # than some member), so the list never grows; that size found by a loop (`max` is a generic call)
+        top = 0
+        for size in sizes:
+            if size > top:
+                top = size
+        self.at_size = [0] * (top + 1)
+        for size in sizes:
             self.at_size[size] = self.at_size[size] + 1
 
     def _count_holdings(self, topics: list[int]) -> None:
