@@ -120,11 +120,12 @@ class _ListedResult(EngineResult):
 
     def __init__(
         self, spec: GroupSpec, lists: list[list[int]], transfer_ids: np.ndarray, transfer_owners: np.ndarray,
-        leader_order: np.ndarray | None,
+        members: _Members,
     ) -> None:
         super().__init__(spec, None, transfer_ids, transfer_owners)
         self._lists = lists
-        self._leader_order = leader_order  # None: the builder's members are in member order
+        self._members = members
+        self._leader_order = members.leader_order  # None: the builder's members are in member order
 
     def _make_assignment(self) -> list[np.ndarray]:
         arrays = [np.array(ids, dtype=np.int64) for ids in self._lists]
@@ -133,11 +134,11 @@ class _ListedResult(EngineResult):
     def _make_owners(self) -> np.ndarray:
         """`EngineResult.owners` from the lists (each partition is in one list at most)."""
         owner = [-1] * self.num_partitions
-        order = self._leader_order
-        for m, ids in zip(range(len(self._lists)) if order is None else order.tolist(), self._lists, strict=True):
-            for p in ids:
+        lists = self._lists
+        for m in range(len(lists)):  # builder positions, mapped by `_owner_array` (a `zip` runs generically)
+            for p in lists[m]:
                 owner[p] = m
-        return _owner_array(owner, None, len(self._lists))
+        return _owner_array(owner, None if self._leader_order is None else self._members, len(lists))
 
 
 class _GeneralResult(EngineResult):
@@ -229,21 +230,25 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
     ids.setflags(write=False)
     owners.setflags(write=False)
     if members.small:
-        return _ListedResult(spec, assignment, ids, owners, order)  # type: ignore[arg-type]
+        return _ListedResult(spec, assignment, ids, owners, members)  # type: ignore[arg-type]
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 
-def _owner_array(owner: list[int], member: list[int] | None, num_members: int) -> np.ndarray:
-    """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to `member[m]`
-    (None: kept). `np.array` of a list of ints costs about 300 instructions an element (dtype discovery, then
-    a conversion per item); with fewer than 129 members an owner fits a signed byte, and `bytes` of a list of
-    ints below 256 costs a fifth of that."""
+def _owner_array(owner: list[int], members: _Members | None, num_members: int) -> np.ndarray:
+    """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to its
+    `members.leader_list` entry (None: kept). `np.array` of a list of ints costs about 300 instructions an
+    element (dtype discovery, then a conversion per item); with fewer than 129 members an owner fits a signed
+    byte, and `bytes` of a list of ints below 256 costs a fifth of that; the mapping is then one
+    `bytes.translate` (`_Members.leader_codes`) rather than a list lookup per element."""
     if num_members > 128:
-        if member is not None:
+        if members is not None:
+            member = members.leader_list
             owner = [member[m] if m >= 0 else -1 for m in owner]
         return np.array(owner, dtype=np.int32)
-    codes = [m & 255 for m in owner] if member is None else [member[m] if m >= 0 else 255 for m in owner]
-    return np.frombuffer(bytes(codes), dtype=np.int8).astype(np.int32)
+    codes = bytes([m & 255 for m in owner])
+    if members is not None:
+        codes = codes.translate(members.leader_codes)
+    return np.frombuffer(codes, dtype=np.int8).astype(np.int32)
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -320,6 +325,7 @@ class _Members:
         self._topic_flags: list[list[bool]] | None = None
         self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
         self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
+        self._leader_codes: bytes | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -328,6 +334,15 @@ class _Members:
             return spec
         owned, lists = spec.owned_in(self.leader_list)
         return self.spec.for_round(owned, spec.generations[order], lists, spec.owned_disjoint)
+
+    @property
+    def leader_codes(self) -> bytes:
+        """`leader_list` as a `bytes.translate` table (255, nobody, stays 255), for `_owner_array`: up to 128
+        members, made on first use."""
+        if self._leader_codes is None:
+            at = self.leader_list
+            self._leader_codes = bytes(at) + bytes(255 - len(at)) + b"\xff"
+        return self._leader_codes
 
     @property
     def subscribed_topic(self) -> np.ndarray:
@@ -1132,12 +1147,18 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
             claims = [[p for p in c if p not in multi] for c in claims]
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps) if keeps else 0)  # `max(default=)`, a generic call when compiled
-        lists = [claims[m][: keeps[m]] for m in range(len(claims))]
-        self.kept = lists  # type: ignore[assignment]
-        self.revoked = {p: m for m, c in enumerate(claims) for p in c[keeps[m] :]}  # maybe revoked: -> claimant
+        revoked: dict[int, int] = {}  # maybe revoked: -> claimant
+        for m in range(len(claims)):  # claims cut to what each keeps in place: most keep all, no slice made
+            c, keep = claims[m], keeps[m]
+            if keep < len(c):
+                for p in c[keep:]:
+                    revoked[p] = m
+                del c[keep:]
+        self.kept = claims  # type: ignore[assignment]
+        self.revoked = revoked
         self.multi = multi
         kept = [False] * n
-        for c in lists:
+        for c in claims:
             for p in c:
                 kept[p] = True
         return kept
@@ -1771,7 +1792,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.moved = moved, stamps
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
-        return _owner_array(_ints(self.owner), self.ctx.members.leader_list if leader_order is not None else None,
+        return _owner_array(_ints(self.owner), self.ctx.members if leader_order is not None else None,
                             self.ctx.num_members)
 
     def _stamps(self) -> list[int]:
@@ -1892,9 +1913,13 @@ class _Reassignment:
                     self.n_full[t] = self.n_full[t] + 1
         self.unbalanced = {t for t in topics if self._breaks(t)}
         # how many members are at each size: a move never raises the largest size (its target has 2+ less
-        # than some member), so the list never grows
-        self.at_size = [0] * (max(self.sizes) + 1)
-        for size in self.sizes:
+        # than some member), so the list never grows; that size found by a loop (`max` is a generic call)
+        top = 0
+        for size in sizes:
+            if size > top:
+                top = size
+        self.at_size = [0] * (top + 1)
+        for size in sizes:
             self.at_size[size] = self.at_size[size] + 1
 
     def _count_holdings(self, topics: list[int]) -> None:
