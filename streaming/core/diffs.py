@@ -12,7 +12,7 @@ import json
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import orjson
@@ -200,12 +200,14 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         name = topic_names[t]
         end = first + size
         last_p, last_n, run = prevs[first], news[first], 0
-        _check_owners(last_p, last_n, members)
+        if not (-1 <= last_p < members and -1 <= last_n < members):  # compared inline: a call per run costs more
+            _bad_owners(members)
         for i in range(first, end):
             p, n = prevs[i], news[i]
             if p != last_p or n != last_n:
                 _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
-                _check_owners(p, n, members)
+                if not (-1 <= p < members and -1 <= n < members):
+                    _bad_owners(members)
                 last_p, last_n, run = p, n, 0
             run += 1
             if p == n:
@@ -229,10 +231,9 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
 _DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
 
 
-def _check_owners(prev: int, new: int, members: int) -> None:
+def _bad_owners(members: int) -> NoReturn:
     """Owners are member indices or -1 (nobody)."""
-    if not (-1 <= prev < members and -1 <= new < members):
-        raise ValueError(f"small_round: member indices must be in [-1, {members})")
+    raise ValueError(f"small_round: member indices must be in [-1, {members})")
 
 
 def _count_run(tally: list[int], seen: list[int], sparse: dict[int, int], pair: int, run: int) -> None:
