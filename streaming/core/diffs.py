@@ -12,7 +12,7 @@ import json
 from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, pairwise
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import orjson
@@ -113,8 +113,7 @@ def _few_member_changes(
     """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
     over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds: list[int] = [0, *accumulate(topic_sizes.tolist())]
-    entries: list[dict[str, dict[str, list[int]]] | None] = [None] * len(member_ids)  # member -> its changes
-    assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
+    assigned, revoked = _Side(len(member_ids)), _Side(len(member_ids))
     end = -1
     name = ""
     first = t = 0
@@ -131,44 +130,41 @@ def _few_member_changes(
             assigned.add(n, t, name, i - first)
         if p >= 0:
             revoked.add(p, t, name, i - first)
-    return _in_member_order(entries, member_ids), assigned.count, revoked.count
+    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count
 
 
 class _Side:
     """One side ("assigned" or "revoked") of a round's changes, collected in partition order topic by topic, in
-    tables indexed by member: a change costs list reads where a lookup keyed by member boxes its key."""
+    tables indexed by member: a change costs list reads where a lookup keyed by member boxes its key. Each side
+    keeps its own per-member topics (`_in_member_order` pairs them), so a new topic reads no entry by key."""
 
-    def __init__(self, key: str, entries: list[dict[str, dict[str, list[int]]] | None]) -> None:
-        self.key = key
-        self.entries = entries  # member -> its changes, both sides (`_entry`)
+    def __init__(self, members: int) -> None:
         self.count = 0
-        self.topic = [-1] * len(entries)  # member -> the topic of its list below (-1: none yet)
-        self.lists: list[list[int]] = [[]] * len(entries)  # member -> its partitions of that topic
+        self.topic = [-1] * members  # member -> the topic of its list below (-1: none yet)
+        self.lists: list[list[int]] = [[]] * members  # member -> its partitions of that topic
+        self.topics: list[dict[str, list[int]] | None] = [None] * members  # member -> its topics (None: no change)
 
     def add(self, member: int, topic: int, name: str, number: int) -> None:
         """Partition `number` of topic `name` (any index that tells the round's topics apart: `topic`)."""
         self.count += 1
         if self.topic[member] == topic:
             self.lists[member].append(number)
-        else:
-            self.topic[member] = topic
-            self.lists[member] = _entry(self.entries, member)[self.key][name] = [number]
+            return
+        self.topic[member] = topic
+        topics = self.topics[member]
+        if topics is None:
+            topics = self.topics[member] = {}
+        self.lists[member] = topics[name] = [number]
 
 
-def _entry(entries: list[dict[str, dict[str, list[int]]] | None], member: int) -> dict[str, dict[str, list[int]]]:
-    """A member's changes in `entries`, made empty on its first change."""
-    entry = entries[member]
-    if entry is None:
-        entry = entries[member] = {"assigned": {}, "revoked": {}}
-    return entry
-
-
-def _in_member_order(entries: list[dict[str, dict[str, list[int]]] | None], member_ids: Sequence[str]) -> Changes:
-    """The changed members' entries by id, in member order."""
+def _in_member_order(assigned: _Side, revoked: _Side, member_ids: Sequence[str]) -> Changes:
+    """The changed members' entries by id, in member order, each with both sides."""
     out: Changes = {}
-    for m, entry in enumerate(entries):
-        if entry is not None:
-            out[member_ids[m]] = entry
+    lost_by_member = revoked.topics
+    for m, gained in enumerate(assigned.topics):
+        lost = lost_by_member[m]
+        if gained is not None or lost is not None:
+            out[member_ids[m]] = {"assigned": {} if gained is None else gained, "revoked": {} if lost is None else lost}
     return out
 
 
@@ -194,8 +190,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
     seen: list[int] = []  # the pairs tallied in the current topic, first seen first
     sparse: dict[int, int] = {}  # else in a dict
     triples: dict[tuple[int, int, int], int] = {}
-    entries: list[dict[str, dict[str, list[int]]] | None] = [None] * members  # member -> its changes
-    assigned, revoked = _Side("assigned", entries), _Side("revoked", entries)
+    assigned, revoked = _Side(members), _Side(members)
     first = 0
     live = -1
     for t, size in enumerate(sizes):
@@ -205,12 +200,14 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
         name = topic_names[t]
         end = first + size
         last_p, last_n, run = prevs[first], news[first], 0
-        _check_owners(last_p, last_n, members)
+        if not (-1 <= last_p < members and -1 <= last_n < members):  # compared inline: a call per run costs more
+            _bad_owners(members)
         for i in range(first, end):
             p, n = prevs[i], news[i]
             if p != last_p or n != last_n:
                 _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
-                _check_owners(p, n, members)
+                if not (-1 <= p < members and -1 <= n < members):
+                    _bad_owners(members)
                 last_p, last_n, run = p, n, 0
             run += 1
             if p == n:
@@ -228,16 +225,15 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
             triples[live, pair // width - 1, pair % width - 1] = count
         sparse.clear()
         first = end
-    return _in_member_order(entries, member_ids), assigned.count, revoked.count, triples
+    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count, triples
 
 
 _DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
 
 
-def _check_owners(prev: int, new: int, members: int) -> None:
+def _bad_owners(members: int) -> NoReturn:
     """Owners are member indices or -1 (nobody)."""
-    if not (-1 <= prev < members and -1 <= new < members):
-        raise ValueError(f"small_round: member indices must be in [-1, {members})")
+    raise ValueError(f"small_round: member indices must be in [-1, {members})")
 
 
 def _count_run(tally: list[int], seen: list[int], sparse: dict[int, int], pair: int, run: int) -> None:
