@@ -207,7 +207,7 @@ def _java_string_order(strings: list[str]) -> list[int]:
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
-    gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
+    gens = spec.generation_list  # typed: compiled, the comparisons are native
     return [g if g > -1 else -1 for g in gens]
 
 
@@ -327,7 +327,7 @@ class _Members:
         if order is None:
             return spec
         owned, lists = spec.owned_in(self.leader_list)
-        return self.spec.for_round(owned, spec.generations[order], lists, spec.owned_disjoint)
+        return self.spec.for_round(owned, spec.generations_in(self.leader_list), lists, spec.owned_disjoint)
 
     @property
     def subscribed_topic(self) -> np.ndarray:

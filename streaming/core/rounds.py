@@ -83,7 +83,7 @@ class StrategyRounds:
                 for r in rounds:
                     self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
                 if owner_gen is None:
-                    member_generation = (claims or self._claims(name, st, owner, owner_gen, rejoin))[1]
+                    member_generation = np.array((claims or self._claims(name, st, owner, owner_gen, rejoin))[1])
                 else:
                     member_generation = np.full(len(lay.member_ids), owner_gen)
                 return StrategyState(generation, owner, member_generation.astype(np.int32))
@@ -135,7 +135,7 @@ class StrategyRounds:
             # (ConsumerCoordinator.onJoinComplete): it keeps reporting what it owned before, with its old
             # userData generation (eager sticky) or the current protocol generation (cooperative).
             owned, gens = claims  # type: ignore[misc]
-            rejoin = {i: (owned[i], generation if name in COOPERATIVE else int(gens[i])) for i in rejecting}
+            rejoin = {i: (owned[i], generation if name in COOPERATIVE else gens[i]) for i in rejecting}
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
@@ -184,7 +184,7 @@ class StrategyRounds:
         return _Round(head, {}, metrics)
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
-                rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], np.ndarray]:
+                rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], list[int]]:
         """Each member's owned partitions (Kafka's sorted (topic, partition) order: a list of ints on a small
         round, an int64 array on a big one) and generation, as it reports them in the round's join: what it holds
         after the last round (`owner`, with that round's `generation`; None: the event's first round) unless it
@@ -195,8 +195,9 @@ class StrategyRounds:
         return owned, gens
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
-               generation: int | None) -> tuple[list[Any], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation."""
+               generation: int | None) -> tuple[list[Any], list[int]]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation (a
+        list: `GroupSpec.generation_list`, what the sticky engine reads)."""
         lay = self.lay
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
@@ -209,7 +210,7 @@ class StrategyRounds:
                 claims = _listed(self._subscribed_owners(owner).tolist(), self._name_ids(), len(lay.member_ids))
         owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
-            return owned, np.array([generation] * m_new, dtype=np.int64)
+            return owned, [generation] * m_new
         gens = [-1] * m_new
         member_generation = st.member_generation.tolist()
         for i, c in enumerate(self.shape.carry):
@@ -228,7 +229,7 @@ class StrategyRounds:
                     gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
                 gids = gids[np.argsort(lay.name_rank[gids], kind="stable")]
                 owned[i] = gids.tolist() if self._listed else gids
-        return owned, np.array(gens, dtype=np.int64)
+        return owned, gens
 
     def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[Any]]:
         """`owner` in name order as a list (None: a big round, done in numpy) and each member's partitions in that
@@ -306,7 +307,7 @@ class StrategyRounds:
         rows = self.lay.subscribed_rows
         return any(a >= 0 and b != a and rows[a][t] for t, a, b in counts)
 
-    def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None, disjoint: bool) -> np.ndarray:
+    def _assign(self, name: str, claims: tuple[list[Any], list[int]] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
