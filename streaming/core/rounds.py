@@ -29,6 +29,7 @@ _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
 _UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
 _ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
+_IDENTITY: list[int] = []  # 0, 1, 2, ...: `_name_ids` of a small round in name order, grown as needed
 
 
 @dataclass
@@ -52,7 +53,7 @@ class StrategyRounds:
         # a small round's claims are lists of ints end to end (`GroupSpec.for_round`'s `owned_lists`): the
         # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
         self._listed = lay.num_partitions <= SMALL_ROUND
-        self._names: list[int] | None = None  # `lay.ids_by_name` as a list, made on a small round's first use
+        self._names: list[int] | None = None  # `_name_ids`, made on a small round's first use
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -247,12 +248,20 @@ class StrategyRounds:
             self._by_member_key = key
         return self._by_member_value
 
-    def _name_ids(self) -> list[int] | None:
-        """`lay.ids_by_name` as a list on a small round, None when it is the identity (`in_name_order`)."""
-        lay = self.lay
-        if self._names is None and not lay.in_name_order:
-            self._names = lay.ids_by_name.tolist()
-        return self._names
+    def _name_ids(self) -> list[int]:
+        """`lay.ids_by_name` as a list on a small round; when it is the identity (`in_name_order`), the shared
+        `_IDENTITY` (it may run longer): `_listed` then appends ints it does not have to create."""
+        names = self._names
+        if names is None:
+            lay = self.lay
+            if lay.in_name_order:
+                if len(_IDENTITY) < lay.num_partitions:
+                    _IDENTITY.extend(range(len(_IDENTITY), lay.num_partitions))
+                names = _IDENTITY
+            else:
+                names = lay.ids_by_name.tolist()
+            self._names = names
+        return names
 
     def _subscribed_owners(self, owner: np.ndarray) -> np.ndarray:
         """`owner` in name order without the partitions of topics their owners do not subscribe to."""
@@ -380,19 +389,15 @@ def _split(who: np.ndarray, lay: Relayout) -> list[np.ndarray]:
     return [ids[a:b] for a, b in pairwise(bounds)]
 
 
-def _listed(held: list[int], names: list[int] | None, num_members: int) -> list[list[int]]:
+def _listed(held: list[int], names: list[Any], num_members: int) -> list[list[int]]:
     """Each member's partitions in name order on a small round, given their owners in that order (`held`) and the
-    partitions in that order (`names`; None: the identity), as lists: one pass of appends, where numpy's sort and
-    a slice per member cost more than the few dozen partitions."""
-    owned: list[list[int]] = [[] for _ in range(num_members)]
-    if names is None:
-        for k, w in enumerate(held):
-            if w >= 0:
-                owned[w].append(k)
-    else:
-        for k, w in enumerate(held):
-            if w >= 0:
-                owned[w].append(names[k])
+    partitions in that order (`names`), as lists: one pass of appends, where numpy's sort and a slice per member
+    cost more than the few dozen partitions. `names` untyped: compiled, its ints are appended as they are, not
+    unboxed and boxed again."""
+    owned: list[list[Any]] = [[] for _ in range(num_members)]
+    for k, w in enumerate(held):
+        if w >= 0:
+            owned[w].append(names[k])
     return owned
 
 
