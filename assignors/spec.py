@@ -64,7 +64,7 @@ class GroupSpec:
         subscriptions: list[tuple[str, ...]],  # raw subscribed names, deduplicated, order kept (may lack metadata)
         member_topics: list[np.ndarray],  # int32 topic indices per member: subscribed topics that have metadata
         owned: list[np.ndarray],  # int64 global ids per member, caller's order, only partitions with metadata
-        generations: np.ndarray,  # int64[M]
+        generations: np.ndarray | list[int],  # int64[M], or as a list (`generation_list`)
         racks: list[str | None],
         instance_ids: list[str | None],
         rack_names: list[str] | None = None,  # racks named by partition replicas (None: none)
@@ -82,7 +82,14 @@ class GroupSpec:
         self._owned: list[np.ndarray] | None = owned  # None: a round given as lists (`owned_lists`)
         self._owned_lists: list[list[int]] | None = None  # the same claims as lists, if given or asked for
         self.owned_disjoint = False  # known: no id is claimed twice (`for_round`), which spares the engine's check
-        self.generations = generations
+        # one form at hand, the other made on first use: the streaming state machine gives each round's as a
+        # list, which the sticky engine reads, and an int64 array per round cost more than the rest of its claims
+        self._generations: np.ndarray | None = None
+        self._generation_list: list[int] | None = None
+        if isinstance(generations, list):
+            self._generation_list = generations
+        else:
+            self._generations = generations
         self.racks = racks
         self.instance_ids = instance_ids
         self.rack_names: list[str] = [] if rack_names is None else rack_names
@@ -113,6 +120,22 @@ class GroupSpec:
             lists: list[list[int]] = self._owned_lists  # type: ignore[assignment]
             owned = self._owned = [np.array(ids, dtype=np.int64) for ids in lists]
         return owned
+
+    @property
+    def generations(self) -> np.ndarray:
+        """int64 generation per member (see `__init__`); made from `generation_list` on first use."""
+        gens = self._generations
+        if gens is None:
+            gens = self._generations = np.array(self._generation_list, dtype=np.int64)
+        return gens
+
+    @property
+    def generation_list(self) -> list[int]:
+        """`generations` as a list of ints, what the sticky engine reads (made once per spec)."""
+        gens = self._generation_list
+        if gens is None:
+            gens = self._generation_list = self._generations.tolist()  # type: ignore[union-attr]
+        return gens
 
     @property
     def owned_lists(self) -> list[list[int]]:
@@ -314,7 +337,7 @@ class GroupSpec:
         return tables.small_subscribers
 
     def _copy(self, member_ids: list[str], subscriptions: list[tuple[str, ...]], member_topics: list[np.ndarray],
-              owned: list[np.ndarray], generations: np.ndarray, racks: list[str | None],
+              owned: list[np.ndarray], generations: np.ndarray | list[int], racks: list[str | None],
               instance_ids: list[str | None], weights: np.ndarray | None, rack_names: list[str],
               partition_rack_bits: np.ndarray | None, phantoms: dict[int, list[tuple[int, int]]],
               members: _MemberTables | None) -> GroupSpec:
@@ -337,7 +360,7 @@ class GroupSpec:
         owned, lists = self.owned_in(at)
         return self._copy(
             [self.member_ids[i] for i in at], [self.subscriptions[i] for i in at],
-            [self.member_topics[i] for i in at], owned or [], self.generations[order],
+            [self.member_topics[i] for i in at], owned or [], self.generations_in(at),
             [self.racks[i] for i in at], [self.instance_ids[i] for i in at],
             None if self.weights is None else self.weights[order], self.rack_names, self.partition_rack_bits,
             phantoms, None)._claimed(owned, lists, self.owned_disjoint)
@@ -348,7 +371,14 @@ class GroupSpec:
         owned, lists = self._owned, self._owned_lists
         return None if owned is None else [owned[i] for i in at], None if lists is None else [lists[i] for i in at]
 
-    def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray,
+    def generations_in(self, at: list[int]) -> np.ndarray | list[int]:
+        """`generations` with the members taken in order `at` (indices into `member_ids`), in the form at hand."""
+        gens = self._generation_list
+        if gens is None:
+            return self.generations[at]
+        return [gens[i] for i in at]
+
+    def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray | list[int],
                   owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
         """The same topics and members with another round's `owned` and `generations`, sharing what this
         spec and its other rounds derive from them. A small round may give its claims as `owned_lists` instead

@@ -169,10 +169,11 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     that call's result (read-only arrays). Besides the topics and members, the engine reads only the owned
     partitions and how the generations compare (equal, older, newer: conflicts and prevAssignment; an
     exact value shows only in an error message, and failed calls are not kept), so the key holds those:
-    each generation's rank among the distinct ones, and each member's owned ids as bytes: on small groups of up
-    to 256 partitions one byte per id of `GroupSpec.owned_lists` (which their plain-Python path reads anyway;
-    hashing a tuple of ints costs far more), else those of `GroupSpec.owned` (int64 arrays; an `asarray` per
-    member would cost as much as the rest of the key).
+    each generation's rank among the distinct ones (None: all equal, the usual case, which skips the ranking),
+    and the owned ids as bytes: on small groups of up to 256 partitions one byte per id of
+    `GroupSpec.owned_lists` (which their plain-Python path reads anyway; hashing a tuple of ints costs far more),
+    else those of `GroupSpec.owned` (int64 arrays; an `asarray` per member would cost as much as the rest of the
+    key).
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -181,7 +182,13 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     if spec.num_partitions > _MEMO_PARTITIONS:
         return _run_engine(spec, _Members(spec, prefer_rack_aware), _clamped_generations(spec))
     gens = _clamped_generations(spec)
-    rank = {g: r for r, g in enumerate(sorted(set(gens)))}
+    ranks: tuple[int, ...] | None = None
+    first = gens[0]
+    for g in gens:  # typed: compiled, native comparisons (min and max are generic calls)
+        if g != first:
+            rank = {x: r for r, x in enumerate(sorted(set(gens)))}
+            ranks = tuple([rank[x] for x in gens])
+            break
     memo = spec.round_results
     members = memo.get(("sticky members", prefer_rack_aware))
     if members is None:
@@ -190,7 +197,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
         owned = tuple([bytes(ids) for ids in spec.owned_lists])
     else:
         owned = tuple(map(np.ndarray.tobytes, spec.owned))
-    key = ("sticky", prefer_rack_aware, tuple(map(rank.__getitem__, gens)), owned)
+    key = ("sticky", prefer_rack_aware, ranks, owned)
     result = memo.get(key)
     if result is None:
         result = memo[key] = _run_engine(spec, members, gens)
@@ -208,7 +215,7 @@ def _java_string_order(strings: list[str]) -> list[int]:
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
-    gens: list[int] = spec.generations.tolist()  # typed: compiled, the comparisons are native
+    gens = spec.generation_list  # typed: compiled, the comparisons are native
     return [g if g > -1 else -1 for g in gens]
 
 
@@ -333,7 +340,7 @@ class _Members:
         if order is None:
             return spec
         owned, lists = spec.owned_in(self.leader_list)
-        return self.spec.for_round(owned, spec.generations[order], lists, spec.owned_disjoint)
+        return self.spec.for_round(owned, spec.generations_in(self.leader_list), lists, spec.owned_disjoint)
 
     @property
     def leader_codes(self) -> bytes:

@@ -29,6 +29,7 @@ _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
 _UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
 _ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
+_IDENTITY: list[int] = []  # 0, 1, 2, ...: `_name_ids` of a small round in name order, grown as needed
 
 
 @dataclass
@@ -52,7 +53,7 @@ class StrategyRounds:
         # a small round's claims are lists of ints end to end (`GroupSpec.for_round`'s `owned_lists`): the
         # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
         self._listed = lay.num_partitions <= SMALL_ROUND
-        self._names: list[int] | None = None  # `lay.ids_by_name` as a list, made on a small round's first use
+        self._names: list[int] | None = None  # `_name_ids`, made on a small round's first use
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -83,7 +84,7 @@ class StrategyRounds:
                 for r in rounds:
                     self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
                 if owner_gen is None:
-                    member_generation = (claims or self._claims(name, st, owner, owner_gen, rejoin))[1]
+                    member_generation = np.array((claims or self._claims(name, st, owner, owner_gen, rejoin))[1])
                 else:
                     member_generation = np.full(len(lay.member_ids), owner_gen)
                 return StrategyState(generation, owner, member_generation.astype(np.int32))
@@ -135,7 +136,7 @@ class StrategyRounds:
             # (ConsumerCoordinator.onJoinComplete): it keeps reporting what it owned before, with its old
             # userData generation (eager sticky) or the current protocol generation (cooperative).
             owned, gens = claims  # type: ignore[misc]
-            rejoin = {i: (owned[i], generation if name in COOPERATIVE else int(gens[i])) for i in rejecting}
+            rejoin = {i: (owned[i], generation if name in COOPERATIVE else gens[i]) for i in rejecting}
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
@@ -184,7 +185,7 @@ class StrategyRounds:
         return _Round(head, {}, metrics)
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
-                rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], np.ndarray]:
+                rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], list[int]]:
         """Each member's owned partitions (Kafka's sorted (topic, partition) order: a list of ints on a small
         round, an int64 array on a big one) and generation, as it reports them in the round's join: what it holds
         after the last round (`owner`, with that round's `generation`; None: the event's first round) unless it
@@ -195,8 +196,9 @@ class StrategyRounds:
         return owned, gens
 
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
-               generation: int | None) -> tuple[list[Any], np.ndarray]:
-        """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation."""
+               generation: int | None) -> tuple[list[Any], list[int]]:
+        """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation (a
+        list: `GroupSpec.generation_list`, what the sticky engine reads)."""
         lay = self.lay
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
@@ -209,7 +211,7 @@ class StrategyRounds:
                 claims = _listed(self._subscribed_owners(owner).tolist(), self._name_ids(), len(lay.member_ids))
         owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
-            return owned, np.array([generation] * m_new, dtype=np.int64)
+            return owned, [generation] * m_new
         gens = [-1] * m_new
         member_generation = st.member_generation.tolist()
         for i, c in enumerate(self.shape.carry):
@@ -228,7 +230,7 @@ class StrategyRounds:
                     gids = gids[lay.subscribed[i, lay.partition_topic[gids]]]
                 gids = gids[np.argsort(lay.name_rank[gids], kind="stable")]
                 owned[i] = gids.tolist() if self._listed else gids
-        return owned, np.array(gens, dtype=np.int64)
+        return owned, gens
 
     def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[Any]]:
         """`owner` in name order as a list (None: a big round, done in numpy) and each member's partitions in that
@@ -246,12 +248,20 @@ class StrategyRounds:
             self._by_member_key = key
         return self._by_member_value
 
-    def _name_ids(self) -> list[int] | None:
-        """`lay.ids_by_name` as a list on a small round, None when it is the identity (`in_name_order`)."""
-        lay = self.lay
-        if self._names is None and not lay.in_name_order:
-            self._names = lay.ids_by_name.tolist()
-        return self._names
+    def _name_ids(self) -> list[int]:
+        """`lay.ids_by_name` as a list on a small round; when it is the identity (`in_name_order`), the shared
+        `_IDENTITY` (it may run longer): `_listed` then appends ints it does not have to create."""
+        names = self._names
+        if names is None:
+            lay = self.lay
+            if lay.in_name_order:
+                if len(_IDENTITY) < lay.num_partitions:
+                    _IDENTITY.extend(range(len(_IDENTITY), lay.num_partitions))
+                names = _IDENTITY
+            else:
+                names = lay.ids_by_name.tolist()
+            self._names = names
+        return names
 
     def _subscribed_owners(self, owner: np.ndarray) -> np.ndarray:
         """`owner` in name order without the partitions of topics their owners do not subscribe to."""
@@ -306,7 +316,7 @@ class StrategyRounds:
         rows = self.lay.subscribed_rows
         return any(a >= 0 and b != a and rows[a][t] for t, a, b in counts)
 
-    def _assign(self, name: str, claims: tuple[list[Any], np.ndarray] | None, disjoint: bool) -> np.ndarray:
+    def _assign(self, name: str, claims: tuple[list[Any], list[int]] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
@@ -379,19 +389,15 @@ def _split(who: np.ndarray, lay: Relayout) -> list[np.ndarray]:
     return [ids[a:b] for a, b in pairwise(bounds)]
 
 
-def _listed(held: list[int], names: list[int] | None, num_members: int) -> list[list[int]]:
+def _listed(held: list[int], names: list[Any], num_members: int) -> list[list[int]]:
     """Each member's partitions in name order on a small round, given their owners in that order (`held`) and the
-    partitions in that order (`names`; None: the identity), as lists: one pass of appends, where numpy's sort and
-    a slice per member cost more than the few dozen partitions."""
-    owned: list[list[int]] = [[] for _ in range(num_members)]
-    if names is None:
-        for k, w in enumerate(held):
-            if w >= 0:
-                owned[w].append(k)
-    else:
-        for k, w in enumerate(held):
-            if w >= 0:
-                owned[w].append(names[k])
+    partitions in that order (`names`), as lists: one pass of appends, where numpy's sort and a slice per member
+    cost more than the few dozen partitions. `names` untyped: compiled, its ints are appended as they are, not
+    unboxed and boxed again."""
+    owned: list[list[Any]] = [[] for _ in range(num_members)]
+    for k, w in enumerate(held):
+        if w >= 0:
+            owned[w].append(names[k])
     return owned
 
 
