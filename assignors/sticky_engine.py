@@ -53,6 +53,7 @@ from typing import cast
 
 import numpy as np
 
+from assignors.compiled import kernel
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
@@ -67,6 +68,7 @@ _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above t
 _SMALL_GROUP = 200
 _TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes a table below 64 buckets
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
+_K = kernel("assignors.reassign_kernel")  # `_SmallGeneralBuilder.build` in C (None: the Python steps run)
 
 
 class EngineResult:
@@ -1684,8 +1686,11 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.ctx = ctx
         self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
-        self.handed: list[int] = []  # what `_assign_unassigned` was given (topics nobody can take: skipped)
         self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
+        # the C kernel's owners (int32 bytes; None: the Python steps ran): in the builder's member indices, and
+        # mapped to member order (the same object when that is the builder's order)
+        self.codes: bytes | None = None
+        self.member_codes: bytes | None = None
         # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
         self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
         self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
@@ -1728,7 +1733,6 @@ class _SmallGeneralBuilder(_GeneralBuilder):
     def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
         """`_assign_plain` (no rack logic here), one partition at a time."""
         owner, sizes, rank = _ints(self.owner), _ints(self.sizes), self.ctx.id_rank_list
-        self.handed = unassigned
         topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(unassigned, self.ptopic):
             cands = topic_subs[t]
@@ -1778,6 +1782,23 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                         return False
         return True
 
+    def build(self) -> None:
+        """`_GeneralBuilder.build` in one call of the C kernel (`assignors/reassign_kernel.pyx`) when built."""
+        if _K is None:
+            super().build()
+            return
+        ctx = self.ctx
+        members = ctx.members
+        subs, topics_of, max_size, sorted_all, ptopic = members.small_tables
+        starts, _, topic_hash = members.topic_lists
+        self.codes, self.member_codes, moved, stamps, thrown, owner_then = _K.general_build(
+            ctx.own_by_member, topics_of, subs, max_size, sorted_all, ptopic, ctx.id_rank_list, starts, topic_hash,
+            ctx.generations, ctx.owned_lists, None if members.leader_order is None else members.leader_list)
+        self.moved = moved, stamps
+        if thrown >= 0:
+            self.prev_member, self.prev_gen = self._prev_assignment()
+            self._throw_fixed_prev(thrown, owner_then)
+
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
         fixed = [True] * self.ctx.num_members  # flags: cheaper than a set of the members in currentAssignment
         for m in active:
@@ -1799,22 +1820,27 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.moved = moved, stamps
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        if self.member_codes is not None:  # the kernel's, mapped as `leader_order` maps (`_Members.leader_list`)
+            return np.frombuffer(self.member_codes, dtype=np.int32)
         return _owner_array(_ints(self.owner), self.ctx.members if leader_order is not None else None,
                             self.ctx.num_members)
 
     def _stamps(self) -> list[int]:
         """Each partition's stamp as the steps gave them: the kept ones in claim order (`_keep_owned`), then
-        the unassigned ones handed out (`_assign_unassigned`), then the moved ones (`set_moved`)."""
+        the unassigned ones handed out (`_assign_unassigned`: the others), then the moved ones (`set_moved`)."""
         ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
         stamp = [0] * self.ctx.num_partitions
+        kept = [False] * self.ctx.num_partitions
         at = 0
         for m, ids in enumerate(self.ctx.own_by_member):
             subscribes = topic_flags[m]
             for p in ids:
                 if subscribes[ptopic[p]]:
                     stamp[p] = at
+                    kept[p] = True
                     at += 1
-        handed, topic_subs = self.handed, cast("list[list[int]]", self.topic_subs)
+        handed = [p for p in _ints(self.sorted_all) if not kept[p]]
+        topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(handed, ptopic):
             if topic_subs[t]:
                 for p in handed[first:end]:
@@ -1826,7 +1852,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return stamp
 
     def result(self) -> list[np.ndarray]:
-        owner, stamp = _ints(self.owner), self._stamps()
+        owner = _ints(self.owner) if self.codes is None else np.frombuffer(self.codes, dtype=np.int32).tolist()
+        stamp = self._stamps()
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
             lists[owner[p]].append(p)
