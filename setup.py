@@ -1,6 +1,8 @@
 """Builds the package with its hot modules compiled by mypyc (`pip install -e .` does this); pure Python otherwise.
 
-The compiled modules are the same sources, so every result is byte-identical either way (tests/test_compiled.py);
+A few kernels (`KERNELS`, Cython) are typed-C versions of pure-Python functions, built where Cython and a C
+compiler are (`assignors.compiled.kernel` loads them; the pure functions run otherwise). The compiled modules are the
+same sources, so every result is byte-identical either way (tests/test_compiled.py);
 they run the plain loop 1.4-1.7x as fast (README, Performance). `REBALANCE_PURE_PYTHON=1` at install time skips
 the compiler; a machine without one, or a failed compile, installs the pure package with a printed line instead.
 """
@@ -37,6 +39,8 @@ COMPILED = [
     "streaming/core/records.py",
     "streaming/core/state_codec.py",
 ]
+# Typed-C kernels: each mirrors a pure-Python function of the package, its fallback (assignors/compiled.py).
+KERNELS: list[str] = ["assignors/kept_kernel.pyx"]
 MANIFEST = "compiled-sources.json"  # what each compiled module was built from (assignors/compiled.py reads it)
 
 
@@ -51,9 +55,16 @@ def compiled_extensions() -> list:
     except Exception as exc:  # no compiler, or mypy refused a module: pure Python still works
         print(f"rebalance-replay: installing pure Python, mypyc did not compile ({type(exc).__name__}: {exc})")
         return []
+    if KERNELS:
+        try:
+            from Cython.Build import cythonize
+
+            extensions += cythonize(KERNELS, compiler_directives={"language_level": "3"}, quiet=True)
+        except Exception as exc:  # the pure-Python functions run instead
+            print(f"rebalance-replay: kernels not built, Cython did not compile ({type(exc).__name__}: {exc})")
     for ext in extensions:
         ext.optional = True  # a C compiler error leaves that module interpreted instead of failing the install
-    sources = {path: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in COMPILED}
+    sources = {path: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in COMPILED + KERNELS}
     Path(MANIFEST).write_text(json.dumps(sources, indent=1) + "\n")
     return extensions
 

@@ -7,11 +7,16 @@ imported, which both top packages do before anything else: once a compiled modul
 hash setup.py recorded (`compiled-sources.json` at the project root), every compiled module is imported from
 its source, with one line on stderr. `REBALANCE_PURE_PYTHON=1` imports every one from source: the pure-Python
 fallback, which gives the same results (tests/test_compiled.py).
+
+Kernels (`assignors/*_kernel.pyx`, Cython) are typed-C versions of a few pure-Python functions, which stay their
+fallback and their specification. They have no Python source to fall back to, so callers load them only through
+`kernel`, which answers None where the pure function must run instead.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -81,6 +86,35 @@ def prefer_fresh_sources() -> None:
               f"source (`pip install -e .` compiles them again)", file=sys.stderr)
     if sources:
         sys.meta_path.insert(0, _SourceFirst(sources))
+
+
+def stale_kernel(root: Path, name: str) -> bool:
+    """Whether kernel `name`'s .pyx differs from what setup.py built (a wheel install, without a manifest, is trusted).
+    A kernel is built on its own, so only that kernel gives way to its pure-Python function."""
+    manifest_path = root / MANIFEST
+    if not manifest_path.exists():
+        return False
+    source = root.joinpath(*name.split(".")).with_suffix(".pyx")
+    try:
+        built = json.loads(manifest_path.read_text()).get(source.relative_to(root).as_posix())
+    except (OSError, ValueError, AttributeError):
+        return True
+    return not source.exists() or built != hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def kernel(name: str) -> ModuleType | None:
+    """Kernel module `name` (`assignors.reassign_kernel`), or None: a pure-Python run, no build of it, or a .pyx
+    edited since the build (said once on stderr)."""
+    if os.environ.get(PURE_PYTHON_ENV) == "1":
+        return None
+    if stale_kernel(_ROOT, name):
+        print(f"rebalance-replay: {name} changed since compiled: its pure-Python version runs (`pip install -e .` "
+              f"compiles it again)", file=sys.stderr)
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def is_compiled(module: ModuleType) -> bool:

@@ -28,8 +28,11 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Sequence
 from itertools import compress
+from typing import Final
 
 import numpy as np
+
+from assignors.compiled import kernel
 
 Tables = tuple[list[int], list[list[int]], list[int], list[int], int, int]
 """What the flow needs: loads per member, allowed members per topic group, group sizes,
@@ -93,7 +96,22 @@ def _kept_bound(load: list[int], keepable: list[int]) -> int:
     return bound
 
 
+_KEPT: Final = kernel("assignors.kept_kernel")  # `_solve_python` in C (None: run it in Python)
+
+
 def _solve(tables: Tables) -> int:
+    """`min_moves` from its tables: the kernel's answer where it gives one (every round but a min-cost flow's,
+    more topic groups than the price descent takes), else `_solve_python`'s."""
+    if _KEPT is not None:
+        load, members_of, size, keep, total_owned, moved = tables
+        least: int = _KEPT.min_moves(load, members_of, size, keep, total_owned, moved, _FEW_GROUPS)
+        if least >= 0:
+            return least
+    return _solve_python(tables)
+
+
+def _solve_python(tables: Tables) -> int:
+    """The specification the kernel (`assignors/kept_kernel.pyx`) mirrors, and the pure-Python fallback."""
     load, members_of, size, keep, total_owned, moved = tables
     # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
     # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from assignors.compiled import MANIFEST, PURE_PYTHON_ENV, compiled_modules, sources_to_prefer
+from assignors.compiled import MANIFEST, PURE_PYTHON_ENV, compiled_modules, kernel, sources_to_prefer, stale_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 _DIGEST = """
 import hashlib, importlib, json, tempfile
 from pathlib import Path
-from assignors.compiled import MANIFEST, loaded_compiled
+from assignors.compiled import MANIFEST, kernel, loaded_compiled
 from assignors.registry import STRATEGIES
 from bench.pipeline import generate_log
 from streaming.core.config import Limits, PipelineConfig
@@ -35,7 +35,8 @@ for strategy in STRATEGIES:
             digest.update(repr((rec.kind, rec.key, rec.value, rec.order)).encode())
             records += 1
 for path in json.loads(Path(MANIFEST).read_text()) if Path(MANIFEST).exists() else []:
-    importlib.import_module(".".join(Path(path).with_suffix("").parts))
+    name = ".".join(Path(path).with_suffix("").parts)
+    kernel(name) if path.endswith(".pyx") else importlib.import_module(name)
 print(json.dumps([digest.hexdigest(), records, loaded_compiled()]))
 """
 
@@ -107,6 +108,23 @@ def test_a_module_missing_from_the_manifest_or_a_broken_manifest_is_stale(tmp_pa
     assert sources_to_prefer(tmp_path, pure=False)[1] == ["assignors.sticky"]
     (tmp_path / MANIFEST).write_text("{not json")
     assert sources_to_prefer(tmp_path, pure=False)[1] == ["assignors.sticky"]
+
+
+def test_a_kernel_gives_way_when_its_source_changed_or_pure_python_is_asked(tmp_path: Path, monkeypatch) -> None:
+    """A kernel has no Python source to import instead: `kernel` answers None and its pure function runs."""
+    source = tmp_path / "assignors" / "fast_kernel.pyx"
+    source.parent.mkdir()
+    source.write_text("def f(): return 1\n")
+    assert not stale_kernel(tmp_path, "assignors.fast_kernel")  # no manifest: a wheel's build is trusted
+    (tmp_path / MANIFEST).write_text(json.dumps({"assignors/fast_kernel.pyx": _sha("def f(): return 1\n")}))
+    assert not stale_kernel(tmp_path, "assignors.fast_kernel")
+    source.write_text("def f(): return 2\n")
+    assert stale_kernel(tmp_path, "assignors.fast_kernel")
+    assert stale_kernel(tmp_path, "assignors.other_kernel")  # not in the manifest: never built here
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1")
+    assert kernel("json") is None  # even a module that would import
+    monkeypatch.setenv(PURE_PYTHON_ENV, "0")
+    assert kernel("assignors.no_such_kernel") is None
 
 
 @pytest.mark.parametrize("pure", ["1", "0"])
