@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
+from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
@@ -91,7 +92,7 @@ class StrategyRounds:
             generation += 1
             first = not rounds
             before = prev_new if first else owner
-            counts: dict[tuple[int, int, int], int] | None
+            counts: Counts | None
             # a small round's changes and counts in one pass, unless a first round's union layout has partitions
             # the new one lacks (its sizes are the elementwise maxima of the old and new ones over the same topics,
             # so equal totals mean equal layouts and only leavers differ, counted as nobody)
@@ -115,7 +116,7 @@ class StrategyRounds:
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality, counts=counts,
-                                    subscribers=lay.topic_subscribers)
+                                    groups=lay.topic_groups)
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
@@ -149,14 +150,19 @@ class StrategyRounds:
         if self._spec is not None:
             self._spec.round_results.clear()
 
-    def _rejecting(self, new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None) -> list[int]:
+    def _rejecting(self, new_owner: np.ndarray, counts: Counts | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
         one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
         `round_counts` (a few distinct (topic, owner) pairs) instead of indexing every partition."""
         lay = self.lay
         if counts is not None:
             rows = lay.subscribed_rows
-            return sorted({n for t, _, n in counts if n >= 0 and not rows[n][t]})
+            rejecting: set[int] = set()
+            for k in range(0, len(counts), 4):
+                n = counts[k + 2]
+                if n >= 0 and not rows[n][counts[k]]:
+                    rejecting.add(n)
+            return sorted(rejecting) if rejecting else []
         allowed = lay.subscribed_or_nobody[new_owner, lay.partition_topic]
         return [] if allowed.all() else np.unique(new_owner[~allowed]).tolist()
 
@@ -305,8 +311,7 @@ class StrategyRounds:
         (`generation` None), a static member comes back with what it held when it left."""
         return not rejoin and (generation is not None or not any(isinstance(c, str) for c in self.shape.carry))
 
-    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: dict[tuple[int, int, int], int] | None,
-                    disjoint: bool) -> bool:
+    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: Counts | None, disjoint: bool) -> bool:
         """Whether a cooperative member lost a partition it claimed (`_withheld`). Claims that are `_disjoint` are
         the round's previous owners' partitions less those of topics their owners do not subscribe to (`_owned`),
         so a small round reads it off its `round_counts` (a few (topic, previous, new owner) triples) instead of
@@ -314,7 +319,11 @@ class StrategyRounds:
         if counts is None or not disjoint:
             return _withheld(owned, new_owner)
         rows = self.lay.subscribed_rows
-        return any(a >= 0 and b != a and rows[a][t] for t, a, b in counts)
+        for k in range(0, len(counts), 4):
+            a = counts[k + 1]
+            if a >= 0 and counts[k + 2] != a and rows[a][counts[k]]:
+                return True
+        return False
 
     def _assign(self, name: str, claims: tuple[list[Any], list[int]] | None, disjoint: bool) -> np.ndarray:
         """One round's owners. Every round of the event (all strategies) is a copy of the same `GroupSpec`

@@ -4,8 +4,6 @@ of test_optimality. Skipped where the kernel is not built (a pure-Python install
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pytest
 
@@ -21,8 +19,7 @@ _MANY_GROUPS = 6  # passed as the kernel's `few_groups`: the price descent on ev
 
 def _tables(case) -> optimality.Tables:
     prev, new, topic, subscribed = case
-    return optimality._counted_tables(Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)),
-                                      subscribed)
+    return optimality._counted_tables(optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
 
 
 def _sticky_case(rng: np.random.Generator):
