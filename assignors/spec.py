@@ -82,6 +82,7 @@ class GroupSpec:
         self._owned: list[np.ndarray] | None = owned  # None: a round given as lists (`owned_lists`)
         self._owned_lists: list[list[int]] | None = None  # the same claims as lists, if given or asked for
         self.owned_disjoint = False  # known: no id is claimed twice (`for_round`), which spares the engine's check
+        self.claims_key: object = None  # the caller's name for these claims among the event's rounds (`for_round`)
         # one form at hand, the other made on first use: the streaming state machine gives each round's as a
         # list, which the sticky engine reads, and an int64 array per round cost more than the rest of its claims
         self._generations: np.ndarray | None = None
@@ -379,14 +380,19 @@ class GroupSpec:
         return [gens[i] for i in at]
 
     def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray | list[int],
-                  owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
+                  owned_lists: list[list[int]] | None = None, disjoint: bool = False,
+                  claims_key: object = None) -> GroupSpec:
         """The same topics and members with another round's `owned` and `generations`, sharing what this
         spec and its other rounds derive from them. A small round may give its claims as `owned_lists` instead
         (`owned` None): its readers take the lists as they are, and `owned` is made only if one asks. `disjoint`:
-        the caller knows that no id is claimed twice (the claims of one owner per partition)."""
-        return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
-                          self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
-                          self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
+        the caller knows that no id is claimed twice (the claims of one owner per partition). `claims_key`: a
+        hashable that the caller gives only to rounds of these topics and members with the same claims (None:
+        none), which the sticky engine keys its results by (`GroupSpec.round_results`) instead of the claims."""
+        other = self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
+                           self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
+                           self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
+        other.claims_key = claims_key
+        return other
 
     def _claimed(self, owned: list[np.ndarray] | None, lists: list[list[int]] | None, disjoint: bool) -> GroupSpec:
         """This new copy with its claims in the forms given (`owned` None: only as `lists`)."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from bisect import bisect_left
 from collections import deque
 from itertools import repeat
@@ -56,6 +57,7 @@ import numpy as np
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
+from assignors.spec import INT32, int32_codes
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
@@ -67,6 +69,7 @@ _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above t
 _SMALL_GROUP = 200
 _TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes a table below 64 buckets
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
+_NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # the int32 owner code of nobody (`_owner_array`)
 
 
 class EngineResult:
@@ -132,13 +135,16 @@ class _ListedResult(EngineResult):
         return _read_only(_in_member_order(arrays, self._leader_order))
 
     def _make_owners(self) -> np.ndarray:
-        """`EngineResult.owners` from the lists (each partition is in one list at most)."""
-        owner = [-1] * self.num_partitions
+        """`EngineResult.owners` from the lists (each partition is in one list at most), written as the owners'
+        int32 codes (`_owner_codes`) straight from the lists, with no owner list in between."""
         lists = self._lists
-        for m in range(len(lists)):  # builder positions, mapped by `_owner_array` (a `zip` runs generically)
+        codes = _owner_codes(None if self._leader_order is None else self._members, len(lists))
+        out = [_NOBODY] * self.num_partitions
+        for m in range(len(lists)):  # builder positions (a `zip` runs generically)
+            code = codes[m]
             for p in lists[m]:
-                owner[p] = m
-        return _owner_array(owner, None if self._leader_order is None else self._members, len(lists))
+                out[p] = code
+        return np.frombuffer(b"".join(out), dtype=INT32)
 
 
 class _GeneralResult(EngineResult):
@@ -173,7 +179,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     and the owned ids as bytes: on small groups of up to 256 partitions one byte per id of
     `GroupSpec.owned_lists` (which their plain-Python path reads anyway; hashing a tuple of ints costs far more),
     else those of `GroupSpec.owned` (int64 arrays; an `asarray` per member would cost as much as the rest of the
-    key).
+    key); a round whose caller names its claims (`GroupSpec.claims_key`: the streaming state machine names them by
+    the owners they come from, whose bytes it has at hand) is keyed by that name instead.
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -193,11 +200,13 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     members = memo.get(("sticky members", prefer_rack_aware))
     if members is None:
         members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
-    if members.small and members.num_partitions <= 256:
-        owned = tuple([bytes(ids) for ids in spec.owned_lists])
+    claims = spec.claims_key
+    if claims is not None:  # the caller's name for the claims (`GroupSpec.for_round`), not the claims themselves
+        key: tuple = ("sticky claims", prefer_rack_aware, ranks, claims)
+    elif members.small and members.num_partitions <= 256:
+        key = ("sticky", prefer_rack_aware, ranks, tuple([bytes(ids) for ids in spec.owned_lists]))
     else:
-        owned = tuple(map(np.ndarray.tobytes, spec.owned))
-    key = ("sticky", prefer_rack_aware, ranks, owned)
+        key = ("sticky", prefer_rack_aware, ranks, tuple(map(np.ndarray.tobytes, spec.owned)))
     result = memo.get(key)
     if result is None:
         result = memo[key] = _run_engine(spec, members, gens)
@@ -244,18 +253,17 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
 def _owner_array(owner: list[int], members: _Members | None, num_members: int) -> np.ndarray:
     """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to its
     `members.leader_list` entry (None: kept). `np.array` of a list of ints costs about 300 instructions an
-    element (dtype discovery, then a conversion per item); with fewer than 129 members an owner fits a signed
-    byte, and `bytes` of a list of ints below 256 costs a fifth of that; the mapping is then one
-    `bytes.translate` (`_Members.leader_codes`) rather than a list lookup per element."""
-    if num_members > 128:
-        if members is not None:
-            member = members.leader_list
-            owner = [member[m] if m >= 0 else -1 for m in owner]
-        return np.array(owner, dtype=np.int32)
-    codes = bytes([m & 255 for m in owner])
-    if members is not None:
-        codes = codes.translate(members.leader_codes)
-    return np.frombuffer(codes, dtype=np.int8).astype(np.int32)
+    element (dtype discovery, then a conversion per item), `bytes` of one about 75: the owners' int32 codes
+    (`_owner_codes`) joined cost a list read and a copy of 4 bytes each, and `frombuffer` takes them as they are
+    (read-only, as a result's owners are)."""
+    codes = _owner_codes(members, num_members)
+    return np.frombuffer(b"".join([codes[m] if m >= 0 else _NOBODY for m in owner]), dtype=INT32)
+
+
+def _owner_codes(members: _Members | None, num_members: int) -> list[bytes]:
+    """Per builder position, the int32 bytes of its member index: `members.leader_codes` (None: the builder's
+    members are in member order, `int32_codes`; shared, longer than `num_members`)."""
+    return int32_codes(num_members) if members is None else members.leader_codes
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -332,7 +340,7 @@ class _Members:
         self._topic_flags: list[list[bool]] | None = None
         self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
         self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
-        self._leader_codes: bytes | None = None
+        self._leader_codes: list[bytes] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -343,12 +351,11 @@ class _Members:
         return self.spec.for_round(owned, spec.generations_in(self.leader_list), lists, spec.owned_disjoint)
 
     @property
-    def leader_codes(self) -> bytes:
-        """`leader_list` as a `bytes.translate` table (255, nobody, stays 255), for `_owner_array`: up to 128
-        members, made on first use."""
+    def leader_codes(self) -> list[bytes]:
+        """`leader_list` as int32 bytes per builder position, for `_owner_array` (made on first use)."""
         if self._leader_codes is None:
-            at = self.leader_list
-            self._leader_codes = bytes(at) + bytes(255 - len(at)) + b"\xff"
+            codes = int32_codes(self.num_members)
+            self._leader_codes = [codes[m] for m in self.leader_list]
         return self._leader_codes
 
     @property

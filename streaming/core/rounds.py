@@ -54,6 +54,9 @@ class StrategyRounds:
         # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
         self._listed = lay.num_partitions <= SMALL_ROUND
         self._names: list[int] | None = None  # `_name_ids`, made on a small round's first use
+        # what the last `_owned` call's claims come from: (filtered, its owners' bytes), None: not from the owners
+        # alone; `_assign` names a round's claims by it (`GroupSpec.claims_key`)
+        self._claims_key: tuple[bool, bytes] | None = None
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -204,10 +207,13 @@ class StrategyRounds:
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
         if name in COOPERATIVE and not self._listed:
+            self._claims_key = None
             claims = _split(self._subscribed_owners(owner), lay)
         else:
             held, claims = self._by_member(owner)
+            self._claims_key = False, self._by_member_key
             if name in COOPERATIVE and _foreign(held, self._name_topics(), lay.subscribed_rows):  # type: ignore[arg-type]
+                self._claims_key = True, self._by_member_key
                 claims = _listed(self._subscribed_owners(owner).tolist(), self._name_ids(), len(lay.member_ids))
         owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
@@ -321,14 +327,16 @@ class StrategyRounds:
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
         subscribers, partition tables) depends only on the topics and members, so it is computed once per event
-        (the copies share it)."""
+        (the copies share it). `_disjoint` claims come from the owners alone, so `_owned`'s `_claims_key` names them
+        (`GroupSpec.claims_key`): the sticky engine's memo then hashes those bytes, not a key made from the claims."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
         owned, generations = claims
+        key = self._claims_key if disjoint else None
         if self._listed:
-            return assign_owners(name, spec.for_round(None, generations, owned, disjoint))
-        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint))
+            return assign_owners(name, spec.for_round(None, generations, owned, disjoint, key))
+        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint, claims_key=key))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
