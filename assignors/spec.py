@@ -37,6 +37,7 @@ class _TopicTables:
         self.topics_by_name: np.ndarray | None = None
         self.name_rank: np.ndarray | None = None
         self.lists: tuple[list[int], list[int]] | None = None
+        self.ids_by_number: list[int] | None = None
 
 
 class _MemberTables:
@@ -44,6 +45,7 @@ class _MemberTables:
     copies `for_round` makes share this object."""
 
     def __init__(self) -> None:
+        self.leader_list: list[int] | None = None
         self.leader_order: np.ndarray | None = None
         self.member_rack_bit: np.ndarray | None = None
         self.member_info_order: np.ndarray | None = None
@@ -199,6 +201,25 @@ class GroupSpec:
         return tables.lists
 
     @property
+    def ids_by_number(self) -> list[int]:
+        """Every global id in (partition number, topic name) order, the order in which Kafka's constrained sticky
+        builder keeps owned partitions: a list (shared: not to be modified), made once per topic layout."""
+        tables = self._topic_tables()
+        if tables.ids_by_number is None:
+            sizes, by_name = self.topic_lists
+            start: list[int] = tables.topic_start.tolist()
+            most = 0
+            for size in sizes:
+                most = max(most, size)
+            order: list[int] = []
+            for number in range(most):
+                for t in by_name:
+                    if number < sizes[t]:
+                        order.append(start[t] + number)
+            tables.ids_by_number = order
+        return tables.ids_by_number
+
+    @property
     def name_rank(self) -> np.ndarray:
         """int64 rank of every global id in (topic name, partition) order."""
         tables = self._topic_tables()
@@ -232,13 +253,21 @@ class GroupSpec:
         return tables.member_rack_bit
 
     @property
-    def leader_order(self) -> np.ndarray:
+    def leader_list(self) -> list[int]:
         """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
         puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
-        them (`member_ids`), and the sticky assignors iterate that map."""
+        them (`member_ids`), and the sticky assignors iterate that map. A list, what the sticky engine reads."""
         tables = self._member_tables()
-        if tables.leader_order is None:  # member ids are distinct (mapping keys)
-            tables.leader_order = hashmap_positions(self.member_ids).astype(np.int64, copy=False)
+        if tables.leader_list is None:  # member ids are distinct (mapping keys)
+            tables.leader_list = hashmap_positions(self.member_ids)
+        return tables.leader_list
+
+    @property
+    def leader_order(self) -> np.ndarray:
+        """`leader_list` as an int64 array (made on first use)."""
+        tables = self._member_tables()
+        if tables.leader_order is None:
+            tables.leader_order = np.array(self.leader_list, dtype=np.int64)
         return tables.leader_order
 
     @property
@@ -350,10 +379,10 @@ class GroupSpec:
         other._members = members
         return other
 
-    def reordered(self, order: np.ndarray) -> GroupSpec:
+    def reordered(self, order: np.ndarray | list[int]) -> GroupSpec:
         """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
         and what was computed from it are shared."""
-        at: list[int] = order.tolist()
+        at: list[int] = order if isinstance(order, list) else order.tolist()
         phantoms = self.phantoms
         if phantoms:
             position = {m: pos for pos, m in enumerate(at)}
