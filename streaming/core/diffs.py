@@ -160,17 +160,22 @@ class _Side:
         topics = self.topics[member]
         if topics is None:
             topics = self.topics[member] = {}
-        self.lists[member] = topics[name] = [number]
+        # made empty, then appended to: its first append allocates room for four, where `[number]` allocates one
+        # and grows at the second (most lists hold two to four partitions: a reallocation spared)
+        numbers: list[int] = []
+        numbers.append(number)
+        self.lists[member] = topics[name] = numbers
 
 
 def _in_member_order(assigned: _Side, revoked: _Side, member_ids: Sequence[str]) -> Changes:
     """The changed members' entries by id, in member order, each with both sides."""
+    ids = member_ids if isinstance(member_ids, list) else list(member_ids)  # compiled, a list is read natively
     out: Changes = {}
     lost_by_member = revoked.topics
     for m, gained in enumerate(assigned.topics):
         lost = lost_by_member[m]
         if gained is not None or lost is not None:
-            out[member_ids[m]] = {"assigned": {} if gained is None else gained, "revoked": {} if lost is None else lost}
+            out[ids[m]] = {"assigned": {} if gained is None else gained, "revoked": {} if lost is None else lost}
     return out
 
 
