@@ -559,13 +559,14 @@ cdef tuple _result(_Build b, int *owner, bint keep, list leader):
 
 
 cdef int _read_topics(object topics, int *out, Py_ssize_t n) except -1:
-    """A member's `GroupSpec.member_topics` array (int32, int64, or any sequence of n ints) into `out`."""
+    """A member's `GroupSpec.member_topics` array (int32 as made, int64, strided: any sequence of n ints) into
+    `out`."""
     cdef Py_buffer view
     cdef Py_ssize_t i
     cdef char kind
     try:
         PyObject_GetBuffer(topics, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
-    except (BufferError, TypeError):
+    except (BufferError, TypeError, ValueError):  # not a buffer, or not a contiguous one
         for i in range(n):
             out[i] = topics[i]
         return 0
