@@ -542,15 +542,18 @@ cdef tuple _result(_Build b, int *owner, bint keep, list leader):
     cdef bytes codes = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
     cdef bytes in_member_order = codes
     cdef int *out
+    cdef int *member
     cdef list moved = [], stamps = []
     cdef int i, m
     memcpy(PyBytes_AS_STRING(codes), owner, 4 * b.npart)
     if leader is not None:
+        member = b.ints(b.nm)
+        _fill(member, leader, b.nm)
         in_member_order = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
         out = <int *> PyBytes_AS_STRING(in_member_order)
         for i in range(b.npart):
             m = owner[i]
-            out[i] = <int> leader[m] if m >= 0 else -1
+            out[i] = member[m] if m >= 0 else -1
     if keep:
         for i in range(b.n_moved):
             moved.append(b.moved[i])

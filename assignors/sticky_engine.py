@@ -1685,15 +1685,15 @@ class _SmallGeneralBuilder(_GeneralBuilder):
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
-        self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
         self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
         # the C kernel's owners (int32 bytes; None: the Python steps ran): in the builder's member indices, and
         # mapped to member order (the same object when that is the builder's order)
         self.codes: bytes | None = None
         self.member_codes: bytes | None = None
-        self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
-        if _K is None:  # the Python steps read `small_tables`; the kernel makes what it needs from its inputs
+        if _K is None:  # the Python steps' lists and tables (the kernel makes what it needs from its inputs)
+            self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
+            self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
             self._read_tables()
 
     def _read_tables(self) -> None:
