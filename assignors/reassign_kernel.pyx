@@ -3,8 +3,9 @@
 (keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
 revert rule) over C arrays. The Python builder and `_Reassignment` are the spec and the pure fallback: each
 step below is theirs, in the same order, with the same tie-breaks (tests/assignors/test_reassign_kernel.py
-runs both side by side). Python ints in lists are what the move loop paid for; here one call takes the
-group's tables and returns the owners.
+runs both side by side). Python ints in lists are what those steps paid for; here one call takes the group's
+topics, subscriptions and claims (the tables the Python steps read from `_Members.small_tables` are made
+here, cheaper than that property) and returns the owners as int32 bytes, which numpy reads without a copy.
 
 Differences of representation only: holdings are a topic x member count table (the Python dicts' order is
 never read: `max` and counts), a member's held topics are the movable topics it holds a partition of

@@ -1681,7 +1681,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
     that both give the same results). The base class declares `owner`, `sizes` and the tables as arrays: the
     methods read them through `_ints` locals, on which mypyc indexes lists natively. The stamps (places in
     Java's lists) are not kept per partition: only `result` reads them, and it makes them again (`_stamps`)
-    from the order of each step (the streaming state machine reads only the owners)."""
+    from the order of each step (the streaming state machine reads only the owners). Where the C kernel is
+    built, `build` is one call of it (`assignors/reassign_kernel.pyx`) and these lists are not made."""
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
