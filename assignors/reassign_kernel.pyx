@@ -3,8 +3,9 @@
 (keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
 revert rule) over C arrays. The Python builder and `_Reassignment` are the spec and the pure fallback: each
 step below is theirs, in the same order, with the same tie-breaks (tests/assignors/test_reassign_kernel.py
-runs both side by side). Python ints in lists are what the move loop paid for; here one call takes the
-group's tables and returns the owners.
+runs both side by side). Python ints in lists are what those steps paid for; here one call takes the group's
+topics, subscriptions and claims (the tables the Python steps read from `_Members.small_tables` are made
+here, cheaper than that property) and returns the owners as int32 bytes, which numpy reads without a copy.
 
 Differences of representation only: holdings are a topic x member count table (the Python dicts' order is
 never read: `max` and counts), a member's held topics are the movable topics it holds a partition of
@@ -14,8 +15,9 @@ with its capacity kept per set. A pass's start state (`_PartitionMovements.order
 injectively (each set: topic, pair, capacity, length, elements in iteration order) and compared exactly."""
 
 from libc.stdlib cimport malloc, realloc, free
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.string cimport memcpy, memset, memcmp
+from libc.string cimport memcmp, memcpy, memset, strlen
 
 ctypedef long long ll
 
@@ -541,15 +543,18 @@ cdef tuple _result(_Build b, int *owner, bint keep, list leader):
     cdef bytes codes = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
     cdef bytes in_member_order = codes
     cdef int *out
+    cdef int *member
     cdef list moved = [], stamps = []
     cdef int i, m
     memcpy(PyBytes_AS_STRING(codes), owner, 4 * b.npart)
     if leader is not None:
+        member = b.ints(b.nm)
+        _fill(member, leader, b.nm)
         in_member_order = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
         out = <int *> PyBytes_AS_STRING(in_member_order)
         for i in range(b.npart):
             m = owner[i]
-            out[i] = <int> leader[m] if m >= 0 else -1
+            out[i] = member[m] if m >= 0 else -1
     if keep:
         for i in range(b.n_moved):
             moved.append(b.moved[i])
@@ -557,73 +562,148 @@ cdef tuple _result(_Build b, int *owner, bint keep, list leader):
     return codes, in_member_order, moved, stamps, b.err_pid, b.err_owner
 
 
-def general_build(list own_by_member, list topics_of, list topic_subs, list max_size, list sorted_all,
-                  list ptopic, list rank, list starts, list topic_hash, list generations, list owned_lists,
-                  list leader):
-    """`_SmallGeneralBuilder.build` (members in the builder's order; the tables are `_Members.small_tables`,
-    `topic_lists`, `id_rank_list`, and `_Context`'s `own_by_member`, `generations`, `owned_lists`; `leader`:
-    `_Members.leader_list`, None when the builder's order is the member order). Returns (the owner per global
-    id as int32 bytes, in the builder's member indices and in member order, the moved partitions and their
-    stamps (lists), a partition whose fixed prevAssignment owner Java looked up or -1, that partition's owner
-    then): `_throw_fixed_prev` raises on it."""
+cdef int _read_topics(object topics, int *out, Py_ssize_t n) except -1:
+    """A member's `GroupSpec.member_topics` array (int32 as made, int64, strided: any sequence of n ints) into
+    `out`."""
+    cdef Py_buffer view
+    cdef Py_ssize_t i
+    cdef char kind
+    try:
+        PyObject_GetBuffer(topics, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)
+    except (BufferError, TypeError, ValueError):  # not a buffer, or not a contiguous one
+        for i in range(n):
+            out[i] = topics[i]
+        return 0
+    try:
+        kind = view.format[strlen(view.format) - 1] if view.format != NULL else c'B'
+        if view.len != n * view.itemsize:
+            raise ValueError("member_topics: a one-dimensional array expected")
+        if view.itemsize == 4 and kind == c'i':
+            memcpy(out, view.buf, <size_t> n * 4)
+        elif view.itemsize == 8 and (kind == c'l' or kind == c'q'):
+            for i in range(n):
+                out[i] = <int> (<ll *> view.buf)[i]
+        else:
+            for i in range(n):
+                out[i] = topics[i]
+    finally:
+        PyBuffer_Release(&view)
+    return 0
+
+
+def general_build(list own_by_member, list member_topics, list topics_by_name, list rank, list starts,
+                  list topic_hash, list generations, list owned_lists, list leader):
+    """`_SmallGeneralBuilder.build` (members in the builder's order): the tables it reads from
+    `_Members.small_tables` are made here from `GroupSpec.member_topics`, `_Members.topics_by_name` (the
+    subscribed topics in Java name order), `id_rank_list` and the topic starts and name hashes
+    (`_Members.topic_lists`); the call's own inputs are `_Context`'s `own_by_member`, `generations` and
+    `owned_lists`; `leader`: `_Members.leader_list`, None when the builder's order is the member order. Returns
+    (the owner per global id as int32 bytes, in the builder's member indices and in member order, the moved
+    partitions and their stamps (lists), a partition whose fixed prevAssignment owner Java looked up or -1,
+    that partition's owner then): `_throw_fixed_prev` raises on it."""
     cdef _Build b = _Build()
-    cdef int nm = len(topics_of), npart = len(ptopic), nt = len(topic_subs), n_all = len(sorted_all)
+    cdef int nm = len(member_topics), nt = len(starts) - 1, npart = starts[nt], n_all = 0
     cdef int i, j, m, p, t, n, kept = 0, first, best, size, high, low, n_high, n_low, n_un, n_ma, n_subs = 0
-    cdef int n_active, top, max_gen, g, r
+    cdef int n_active, top, max_gen, g, r, n_named = len(topics_by_name)
     cdef bint revocation_required = False, initializing, performed, balanced
-    cdef list ms
+    cdef object topics
     cdef int *sorted_c
     cdef int *unassigned
     cdef int *movable_all
     cdef int *active
     cdef int *prev_gen
     cdef int *scratch
+    cdef int *mt_at
+    cdef int *mt
+    cdef int *by_rank
     cdef char *reaching
     cdef ll before
     b.nm, b.npart, b.nt = nm, npart, nt
     b.err_pid, b.err_owner = -1, 0
-    for t in range(nt):
-        n_subs += len(<list> topic_subs[t])
+    for m in range(nm):
+        n_subs += len(member_topics[m])
     # an upper bound of what `take` hands out below (ints, long longs, chars, 8-byte rounding)
-    b.cap = (4 * (9 * nm + 2 * n_subs + 3 * n_all + 18 * npart + 16 * nt + <size_t> nt * nm + 40)
+    b.cap = (4 * (10 * nm + 3 * n_subs + 21 * npart + 17 * nt + <size_t> nt * nm + 40)
              + 8 * (nt + 9 * npart + 16) + <size_t> nm * nt + 2 * nt + nm + 64 * 8)
     b.arena = <char *> malloc(b.cap)
     if b.arena == NULL:
         raise MemoryError()
-    b.flags = <char *> b.take(<size_t> nm * nt)
-    memset(b.flags, 0, <size_t> nm * nt)
-    b.mo_at = b.ints(nm + 1)
-    for m in range(nm):
-        for t in <list> topics_of[m]:
-            b.flags[<Py_ssize_t> m * nt + t] = 1
-    b.ptopic = b.ints(npart)
-    _fill(b.ptopic, ptopic, npart)
     b.starts = b.ints(nt + 1)
     _fill(b.starts, starts, nt + 1)
+    b.ptopic = b.ints(npart)
+    for t in range(nt):
+        for p in range(b.starts[t], b.starts[t + 1]):
+            b.ptopic[p] = t
     b.thash = b.lls(nt)
     for t in range(nt):
         b.thash[t] = topic_hash[t]
-    b.sub_at = b.ints(nt + 1)
+    b.rank = b.ints(nm)
+    _fill(b.rank, rank, nm)
+    # `_Members._make_small_tables`: each member's topics (an array shared by members read once), their
+    # subscribers in member id order, each member's maximum size, and its subscribes flags (`topic_flags`)
+    mt_at = b.ints(nm + 1)
+    mt = b.ints(n_subs)
+    b.flags = <char *> b.take(<size_t> nm * nt)
+    memset(b.flags, 0, <size_t> nm * nt)
+    b.maxs = b.zeros(nm)
+    b.sub_at = b.zeros(nt + 1)
+    n = 0
+    for m in range(nm):
+        mt_at[m] = n
+        topics = member_topics[m]
+        size = len(topics)
+        for j in range(m):
+            if member_topics[j] is topics:
+                memcpy(mt + n, mt + mt_at[j], <size_t> size * sizeof(int))
+                break
+        else:
+            _read_topics(topics, mt + n, size)
+        for i in range(n, n + size):
+            t = mt[i]
+            if t < 0 or t >= nt:
+                raise ValueError("member_topics: a topic index out of range")
+            b.flags[<Py_ssize_t> m * nt + t] = 1
+            b.maxs[m] += b.starts[t + 1] - b.starts[t]
+            b.sub_at[t + 1] += 1
+        n += size
+    mt_at[nm] = n
+    for t in range(nt):
+        b.sub_at[t + 1] += b.sub_at[t]
     b.subs = b.ints(n_subs)
+    by_rank = b.ints(nm)
+    for m in range(nm):
+        by_rank[b.rank[m]] = m
+    scratch = b.ints(nt)  # next free place per topic
+    memcpy(scratch, b.sub_at, <size_t> nt * sizeof(int))
+    for r in range(nm):
+        m = by_rank[r]
+        for i in range(mt_at[m], mt_at[m + 1]):
+            t = mt[i]
+            b.subs[scratch[t]] = m
+            scratch[t] += 1
     b.mov = <char *> b.take(nt)
     b.mov_topics = b.ints(nt)
     b.n_mov = 0
-    n = 0
     for t in range(nt):
-        b.sub_at[t] = n
-        ms = <list> topic_subs[t]
-        for m in ms:
-            b.subs[n] = m
-            n += 1
-        b.mov[t] = len(ms) >= 2
+        b.mov[t] = b.sub_at[t + 1] - b.sub_at[t] >= 2
         if b.mov[t]:
             b.mov_topics[b.n_mov] = t
             b.n_mov += 1
-    b.sub_at[nt] = n
-    b.maxs = b.ints(nm)
-    _fill(b.maxs, max_size, nm)
-    b.rank = b.ints(nm)
-    _fill(b.rank, rank, nm)
+    # all subscribed partitions, topics by (subscriber count, name): a stable counting sort of the name order
+    sorted_c = b.ints(npart)
+    high = 0
+    for i in range(n_named):
+        t = topics_by_name[i]
+        if b.sub_at[t + 1] - b.sub_at[t] > high:
+            high = b.sub_at[t + 1] - b.sub_at[t]
+    for n in range(1, high + 1):
+        for i in range(n_named):
+            t = topics_by_name[i]
+            if b.sub_at[t + 1] - b.sub_at[t] == n:
+                for p in range(b.starts[t], b.starts[t + 1]):
+                    sorted_c[n_all] = p
+                    n_all += 1
+    b.mo_at = b.ints(nm + 1)
     b.owner = b.ints(npart)
     for p in range(npart):
         b.owner[p] = -1
@@ -642,9 +722,6 @@ def general_build(list own_by_member, list topics_of, list topic_subs, list max_
     b.next_stamp = kept
     initializing = not kept
     # `_unassigned`, `_assign_unassigned` (`_heap_fill` of each topic run: the least (size, id rank))
-    n_all = len(sorted_all)
-    sorted_c = b.ints(n_all)
-    _fill(sorted_c, sorted_all, n_all)
     unassigned = b.ints(n_all)
     n_un = 0
     for i in range(n_all):

@@ -4,7 +4,8 @@ The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of 
 and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
 1M partitions x 2000 members takes well under a second; groups of up to `_SMALL_GROUP` partitions without
 rack logic (a replay's usual group) take the same steps on Python lists (`_SmallConstrainedBuilder`,
-`_SmallGeneralBuilder`), where numpy's per-call overhead would dominate. Every rule, tie-break and
+`_SmallGeneralBuilder`), where numpy's per-call overhead would dominate (where built, a C kernel,
+`assignors/reassign_kernel.pyx`, runs `_SmallGeneralBuilder`'s steps in one call). Every rule, tie-break and
 iteration order that shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
@@ -1681,20 +1682,25 @@ class _SmallGeneralBuilder(_GeneralBuilder):
     that both give the same results). The base class declares `owner`, `sizes` and the tables as arrays: the
     methods read them through `_ints` locals, on which mypyc indexes lists natively. The stamps (places in
     Java's lists) are not kept per partition: only `result` reads them, and it makes them again (`_stamps`)
-    from the order of each step (the streaming state machine reads only the owners)."""
+    from the order of each step (the streaming state machine reads only the owners). Where the C kernel is
+    built, `build` is one call of it (`assignors/reassign_kernel.pyx`) and these lists are not made."""
 
     def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
-        self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
         self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
         # the C kernel's owners (int32 bytes; None: the Python steps ran): in the builder's member indices, and
         # mapped to member order (the same object when that is the builder's order)
         self.codes: bytes | None = None
         self.member_codes: bytes | None = None
-        # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
-        self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
-        self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
+        if _K is None:  # the Python steps' lists and tables (the kernel makes what it needs from its inputs)
+            self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
+            self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
+            self._read_tables()
+
+    def _read_tables(self) -> None:
+        """`subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic."""
+        self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = self.ctx.members.small_tables
 
     def _prev_assignment(self) -> tuple[list[int], list[int]]:  # type: ignore[override]
         ctx = self.ctx
@@ -1790,11 +1796,10 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             return
         ctx = self.ctx
         members = ctx.members
-        subs, topics_of, max_size, sorted_all, ptopic = members.small_tables
         starts, _, topic_hash = members.topic_lists
         self.codes, self.member_codes, moved, stamps, thrown, owner_then = _K.general_build(
-            ctx.own_by_member, topics_of, subs, max_size, sorted_all, ptopic, ctx.id_rank_list, starts, topic_hash,
-            ctx.generations, ctx.owned_lists, None if members.leader_order is None else members.leader_list)
+            ctx.own_by_member, members.spec.member_topics, members.topics_by_name, ctx.id_rank_list, starts,
+            topic_hash, ctx.generations, ctx.owned_lists, None if members.leader_order is None else members.leader_list)
         self.moved = moved, stamps
         if thrown >= 0:
             self.prev_member, self.prev_gen = self._prev_assignment()
@@ -1853,7 +1858,11 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return stamp
 
     def result(self) -> list[np.ndarray]:
-        owner = _ints(self.owner) if self.codes is None else np.frombuffer(self.codes, dtype=np.int32).tolist()
+        if self.codes is None:
+            owner = _ints(self.owner)
+        else:
+            owner = np.frombuffer(self.codes, dtype=np.int32).tolist()
+            self._read_tables()  # for `_stamps`
         stamp = self._stamps()
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):

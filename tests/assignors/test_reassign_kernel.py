@@ -12,6 +12,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+import numpy as np
 import pytest
 
 from assignors import KafkaAssignorError, Member
@@ -67,8 +68,18 @@ def g00190_variants(n: int) -> Iterator[Group]:
         yield G00190_TOPICS, members
 
 
-def outcome(group: Group) -> tuple:
+# `GroupSpec.member_topics` as the kernel may meet them: int32 arrays (what `build_spec` and the streaming layout
+# make), int64 ones, strided views
+TOPIC_FORMS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "int32": lambda topics: topics,
+    "int64": lambda topics: topics.astype(np.int64),
+    "strided": lambda topics: np.repeat(topics, 2)[::2],
+}
+
+
+def outcome(group: Group, form: str = "int32") -> tuple:
     spec = build_spec(*group, None)
+    spec.member_topics = [TOPIC_FORMS[form](topics) for topics in spec.member_topics]
     try:
         result = engine.run_engine(spec)
     except KafkaAssignorError as err:
@@ -86,6 +97,17 @@ def test_kernel_matches_python_steps(cases: Callable[[], Iterator[Group]]):
             python = outcome(group)
             patched.setattr(engine, "_K", KERNEL)
             assert with_kernel == python, group
+
+
+@needs_kernel
+@pytest.mark.parametrize("form", sorted(TOPIC_FORMS))
+def test_kernel_reads_member_topics_in_any_form(form: str):
+    with pytest.MonkeyPatch.context() as patched:
+        for group in random_groups(200):
+            with_kernel = outcome(group, form)
+            patched.setattr(engine, "_K", None)
+            assert outcome(group) == with_kernel, group
+            patched.setattr(engine, "_K", KERNEL)
 
 
 @pytest.mark.pure_python("assignors.sticky_engine")
