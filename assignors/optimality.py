@@ -15,7 +15,7 @@ exactly in integers by the primal-dual method (`_max_kept`): no LP, no solver li
 
 Three steps keep the common round cheap: the tables are counted in plain Python for the small groups a
 replay is full of (numpy's per-call overhead dominates there; one pass over topic groups an event's rounds
-share, `topic_groups`) and with numpy for large ones; every
+share, `TopicGroups`) and with numpy for large ones; every
 member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
 (most sticky rounds) it is the answer without a flow; and when keeping that bound still leaves partitions
 that complete every load, that is the answer too (most rounds of the non-sticky strategies).
@@ -26,16 +26,23 @@ List items are updated as ``x[i] = x[i] + y``: compiled, ``x[i] += y`` adds them
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import compress
 from typing import Final
 
 import numpy as np
 
+from assignors.compiled import kernel
+
 Tables = tuple[list[int], list[list[int]], list[int], list[int], int, int]
 """What the flow needs: loads per member, allowed members per topic group, group sizes,
 keepable counts per (group, member) at ``group * members + member``, previously owned partitions in total,
 the strategy's moves."""
+
+Counts = list[int]
+"""A small round's partitions counted by (topic, previous owner, new owner) (-1: nobody), flat: four ints per
+distinct triple, ``topic, previous, new, count``, a topic's triples together. Compiled, a list of ints costs a
+few appends where a dict keyed by tuples allocates, hashes and compares a tuple per triple."""
 
 
 def moves(prev_owner: np.ndarray, new_owner: np.ndarray) -> int:
@@ -56,17 +63,15 @@ def min_moves(
     """
     prev, new, topic, sub = _shaped(prev_owner, new_owner, partition_topic, subscribed)
     if len(prev) <= _SMALL:
-        return min_moves_counted(Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)), sub)
+        return min_moves_counted(_counted(topic.tolist(), prev.tolist(), new.tolist()), sub)
     return _solve(_large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub))
 
 
-def min_moves_counted(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
-                      subscribers: Sequence[frozenset[int]] | None = None) -> int:
-    """`min_moves` of a small round from its partitions counted by (topic, previous owner, new owner), for a
-    caller that counted them anyway (`streaming.core.diffs.build_metrics`, whose `min_moves_tallied` tally found
-    a partition given outside the subscriptions).
-    `subscribers`: `subscribed`'s members per topic, for a caller that keeps them over several rounds."""
-    return _solve(_counted_tables(triples, np.asarray(subscribed, dtype=bool), subscribers))
+def min_moves_counted(counts: Counts, subscribed: np.ndarray, groups: TopicGroups | None = None) -> int:
+    """`min_moves` of a small round from its `Counts`, for a caller that counted them anyway
+    (`streaming.core.diffs.build_metrics`, whose `min_moves_tallied` tally found a partition given outside the
+    subscriptions). `groups`: the `TopicGroups` of `subscribed`, for a caller that keeps them over several rounds."""
+    return _solve(_counted_tables(counts, np.asarray(subscribed, dtype=bool), groups))
 
 
 def topic_subscribers(subscribed: np.ndarray) -> list[frozenset[int]]:
@@ -91,7 +96,22 @@ def _kept_bound(load: list[int], keepable: list[int]) -> int:
     return bound
 
 
+_KEPT: Final = kernel("assignors.kept_kernel")  # `_solve_python` in C (None: run it in Python)
+
+
 def _solve(tables: Tables) -> int:
+    """`min_moves` from its tables: the kernel's answer where it gives one (every round but a min-cost flow's,
+    more topic groups than the price descent takes), else `_solve_python`'s."""
+    if _KEPT is not None:
+        load, members_of, size, keep, total_owned, moved = tables
+        least: int = _KEPT.min_moves(load, members_of, size, keep, total_owned, moved, _FEW_GROUPS)
+        if least >= 0:
+            return least
+    return _solve_python(tables)
+
+
+def _solve_python(tables: Tables) -> int:
+    """The specification the kernel (`assignors/kept_kernel.pyx`) mirrors, and the pure-Python fallback."""
     load, members_of, size, keep, total_owned, moved = tables
     # Upper bound on what stays: a member keeps at most min(load, its keepable partitions). The strategy's
     # own assignment is a candidate, so when it reaches the bound (the usual sticky round) that is the answer.
@@ -116,24 +136,32 @@ def _solve(tables: Tables) -> int:
 _SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
 
 
-def _counted_tables(triples: dict[tuple[int, int, int], int], sub: np.ndarray,
-                    subscribers: Sequence[frozenset[int]] | None = None) -> Tables:
-    """The flow's tables in plain Python, from the partitions counted by (topic, previous, new owner) (`Counter`
-    in `min_moves`, `streaming.core.diffs.round_counts` for a streaming round): one pass over the distinct
-    triples once the topic groups are known, and a second one when the strategy used a pair outside the
+def _counted(topics: list[int], prevs: list[int], news: list[int]) -> Counts:
+    """The `Counts` of partitions given as lists (`min_moves`' small rounds: the streaming rounds count theirs
+    in `streaming.core.diffs`)."""
+    counts: Counts = []
+    for (t, p, n), count in Counter(zip(topics, prevs, news, strict=True)).items():
+        counts += (t, p, n, count)
+    return counts
+
+
+def _counted_tables(counts: Counts, sub: np.ndarray, groups: TopicGroups | None = None) -> Tables:
+    """The flow's tables in plain Python, from a round's `Counts`: one pass over them once the topic groups are
+    known (`groups`, else those of `sub`), and a second one when the strategy used a pair outside the
     subscriptions (which then counts as allowed and may change the groups)."""
     shape: tuple[int, int] = sub.shape
     num_members, num_topics = shape
-    allowed: Sequence[frozenset[int]] = topic_subscribers(sub) if subscribers is None else subscribers
-    groups = TopicGroups(allowed, num_members)
-    load, size, keep, total_owned, moved, _, outside = groups.tally(triples, num_topics)
-    if outside:  # a topic's set is replaced, not changed (the caller's sets are shared)
-        widened = list(allowed)
-        for t, _, n in triples:
+    if groups is None:
+        groups = TopicGroups(topic_subscribers(sub), num_members)
+    load, size, keep, total_owned, moved, _, outside = groups.tally(counts, num_topics)
+    if outside:  # a topic's set is replaced, not changed (the groups' sets may be shared)
+        widened = list(groups.topic_members)
+        for k in range(0, len(counts), 4):
+            t, n = counts[k], counts[k + 2]
             if n >= 0 and n not in widened[t]:
                 widened[t] = widened[t] | {n}
         groups = TopicGroups(widened, num_members)
-        load, size, keep, total_owned, moved, _, outside = groups.tally(triples, num_topics)
+        load, size, keep, total_owned, moved, _, outside = groups.tally(counts, num_topics)
     return load, groups.members_of, size, keep, total_owned, moved
 
 
@@ -147,10 +175,13 @@ a member its topic's group does not allow."""
 class TopicGroups:
     """Topics with the same allowed members merged into one topic group (their partitions are interchangeable),
     with a table of who may hold what indexed by ``group * members + member``: compiled, a counting pass reads
-    native lists where membership tests of the topics' sets box every member index."""
+    native lists where membership tests of the topics' sets box every member index. Every round of every
+    strategy of an event has the same subscriptions (only the owners differ), so the event makes them once
+    (`streaming.core.layout.Relayout.topic_groups`)."""
 
     def __init__(self, allowed: Sequence[frozenset[int]], num_members: int) -> None:
         group_of: dict[frozenset[int], int] = {}
+        self.topic_members = allowed  # per topic, the members that may hold it (read, never changed)
         self.topic_group = [group_of.setdefault(a, len(group_of)) if a else -1 for a in allowed]  # -1: nobody
         self.members_of: list[list[int]] = [list(a) for a in group_of]
         self.num_members = num_members
@@ -159,8 +190,8 @@ class TopicGroups:
             for m in members:
                 self.allowed[g * num_members + m] = True
 
-    def tally(self, triples: dict[tuple[int, int, int], int], num_topics: int) -> Tally:
-        """The partitions counted by (topic, previous owner, new owner) (-1: nobody), tallied in one pass."""
+    def tally(self, counts: Counts, num_topics: int) -> Tally:
+        """A round's `Counts` tallied in one pass."""
         num_members = self.num_members
         topic_group, allowed = self.topic_group, self.allowed
         load, size, keep = [0] * num_members, [0] * len(self.members_of), [0] * len(allowed)
@@ -168,10 +199,11 @@ class TopicGroups:
         outside = False
         last = g = -1  # the topic of the previous triple and its group
         row = held = 0  # that group's row in `allowed` and `keep`, that topic's partitions counted so far
-        for (t, p, n), count in triples.items():
+        for k in range(0, len(counts), 4):
+            t, p, n, count = counts[k], counts[k + 1], counts[k + 2], counts[k + 3]
             if not (-1 <= p < num_members and -1 <= n < num_members and 0 <= t < num_topics):
-                _check_counted(triples, num_members, num_topics)
-            if t != last:  # a topic's triples usually come together: its group is read and its size added once
+                _check_counted(counts, num_members, num_topics)
+            if t != last:  # a topic's triples come together: its group is read and its size added once
                 if g >= 0:
                     size[g] = size[g] + held
                 last, g, held = t, topic_group[t], 0
@@ -194,34 +226,11 @@ class TopicGroups:
         return load, size, keep, total_owned, moved, unassigned, outside
 
 
-class _Last:
-    """The subscriptions `topic_groups` saw last and their groups."""
-
-    def __init__(self) -> None:
-        self.subscribers: Sequence[frozenset[int]] | None = None
-        self.groups: TopicGroups | None = None
-
-
-_LAST: Final = _Last()
-
-
-def topic_groups(subscribers: Sequence[frozenset[int]], num_members: int) -> TopicGroups:
-    """The topic groups of `subscribers` (per topic, the members subscribing to it). Every round of every
-    strategy of an event has the same subscriptions (only the owners differ), and a caller keeps them in one
-    list for the event (`streaming.core.layout`), so the groups of the last list passed are kept: that list is
-    held here, hence never replaced by another at its address, and callers do not change a list they passed."""
-    groups = _LAST.groups
-    if groups is None or _LAST.subscribers is not subscribers or groups.num_members != num_members:
-        groups = TopicGroups(subscribers, num_members)
-        _LAST.subscribers, _LAST.groups = subscribers, groups
-    return groups
-
-
-def _check_counted(triples: Mapping[tuple[int, int, int], int], num_members: int, num_topics: int) -> None:
+def _check_counted(counts: Counts, num_members: int, num_topics: int) -> None:
     """Raises the error `min_moves` gives for counted triples out of range (previous owners are checked
-    first, then new owners, then topics); `_counted_tables` calls it only once a triple failed its
+    first, then new owners, then topics); `TopicGroups.tally` calls it only once a triple failed its
     per-triple test, which costs less than these passes on every call."""
-    topics, prevs, news = zip(*triples, strict=True)
+    topics, prevs, news = counts[0::4], counts[1::4], counts[2::4]
     _check_range("prev_owner", min(prevs), max(prevs), num_members)
     _check_range("new_owner", min(news), max(news), num_members)
     _check_topics(min(topics), max(topics), num_topics)

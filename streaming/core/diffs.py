@@ -17,7 +17,15 @@ from typing import Any, Final, NoReturn
 import numpy as np
 import orjson
 
-from assignors.optimality import min_moves, min_moves_counted, min_moves_tallied, moves, topic_groups, topic_subscribers
+from assignors.optimality import (
+    Counts,
+    TopicGroups,
+    min_moves,
+    min_moves_counted,
+    min_moves_tallied,
+    moves,
+    topic_subscribers,
+)
 
 Changes = dict[str, dict[str, dict[str, list[int]]]]  # member -> {"assigned"|"revoked": {topic: [partitions]}}
 
@@ -183,7 +191,7 @@ def _in_member_order(assigned: _Side, revoked: _Side, member_ids: Sequence[str])
 
 
 def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Sequence[str], topic_names: Sequence[str],
-                sizes: list[int], present: int) -> tuple[Changes, int, int, dict[tuple[int, int, int], int]]:
+                sizes: list[int], present: int) -> tuple[Changes, int, int, Counts]:
     """`member_changes` and `round_counts` of a small round (at most `SMALL_ROUND` partitions) whose changes and
     metrics are over the same partitions, in one pass: both walked the same two arrays, each converting them to
     lists (with the changed ids, ~35 % of a range + roundrobin loop's bookkeeping). `sizes`: partitions per topic
@@ -193,7 +201,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
 
     A topic's (previous, new owner) pairs are tallied per run of equal owners (Range hands out runs), a member
     that left counted as nobody at once, so each pair is one triple of the topic, stored once, first seen first
-    (the order `round_counts` gives)."""
+    (the `Counts` `round_counts` gives)."""
     prevs: list[int] = prev_owner.tolist()
     news: list[int] = new_owner.tolist()
     if not len(prevs) == len(news) == sum(sizes):
@@ -203,7 +211,7 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
     tally = [0] * (width * width if width * width <= _DENSE_PAIRS else 0)  # few members: pairs tallied in a list
     seen: list[int] = []  # the pairs tallied in the current topic, first seen first
     sparse: dict[int, int] = {}  # else in a dict
-    triples: dict[tuple[int, int, int], int] = {}
+    counts: Counts = []
     assigned, revoked = _Side(members), _Side(members)
     first = 0
     live = -1
@@ -232,14 +240,20 @@ def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Seque
                 revoked.add(p, live, name, i - first)
         _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
         for pair in seen:  # the topic's tally, emptied for the next
-            triples[live, pair // width - 1, pair % width - 1] = tally[pair]
+            counts.append(live)
+            counts.append(pair // width - 1)
+            counts.append(pair % width - 1)
+            counts.append(tally[pair])
             tally[pair] = 0
         seen.clear()
         for pair, count in sparse.items():
-            triples[live, pair // width - 1, pair % width - 1] = count
+            counts.append(live)
+            counts.append(pair // width - 1)
+            counts.append(pair % width - 1)
+            counts.append(count)
         sparse.clear()
         first = end
-    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count, triples
+    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count, counts
 
 
 _DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
@@ -272,8 +286,8 @@ def build_metrics(
     revoked: int,
     paused: int,
     optimality: bool = True,
-    counts: dict[tuple[int, int, int], int] | None = None,
-    subscribers: list[frozenset[int]] | None = None,
+    counts: Counts | None = None,
+    groups: TopicGroups | None = None,
 ) -> dict[str, int | None]:
     """The metrics of one round (docs/events-and-diffs.md), in record field order.
 
@@ -285,16 +299,16 @@ def build_metrics(
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
     (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
     when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
-    `counts`: the round's `round_counts`, for a caller that counted them already; `subscribers`: `subscribed`'s
-    members per topic, for a caller that keeps them over the event's rounds (a small round reads them).
+    `counts`: the round's `round_counts`, for a caller that counted them already; `groups`: `subscribed`'s
+    topic groups, for a caller that keeps them over the event's rounds (a small round reads them).
     """
     members = subscribed.shape[0]
     if prev_owner.size <= SMALL_ROUND:
         if counts is None:
             counts = round_counts(prev_owner, new_owner, partition_topic)
-        if subscribers is None:
-            subscribers = topic_subscribers(subscribed)
-        return _small_metrics(counts, subscribed, subscribers, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore[arg-type]
+        if groups is None:
+            groups = TopicGroups(topic_subscribers(subscribed), members)
+        return _small_metrics(counts, subscribed, groups, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore[arg-type]
                               optimality=optimality)
     topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
     in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)  # type: ignore[index]
@@ -321,11 +335,11 @@ SMALL_ROUND = 256  # up to this many partitions, metrics come from one count in 
 
 
 def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
-                 partition_topic: np.ndarray) -> dict[tuple[int, int, int], int] | None:
-    """A small round's partitions counted by (topic, previous owner, new owner) in one pass; None for
-    a round of more than `SMALL_ROUND` partitions. Every metric of a small round follows from these few
-    distinct triples, and so does which members got a topic they do not subscribe to
-    (`streaming.core.rounds`), so a round counts them once for both."""
+                 partition_topic: np.ndarray) -> Counts | None:
+    """A small round's partitions counted by (topic, previous owner, new owner) in one pass
+    (`assignors.optimality.Counts`); None for a round of more than `SMALL_ROUND` partitions. Every metric of a
+    small round follows from these few distinct triples, and so does which members got a topic they do not
+    subscribe to (`streaming.core.rounds`), so a round counts them once for both."""
     if prev_owner.size > SMALL_ROUND:
         return None
     topics: list[int] = partition_topic.tolist()
@@ -334,10 +348,10 @@ def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
     if not len(topics) == len(prevs) == len(news):
         raise ValueError("round_counts: arrays of different lengths")
     if not topics:
-        return {}
+        return []
     # Each triple is counted under one int, its owners shifted to 0.. and written in base `width`: compiled, an
     # int key costs a fraction of a tuple's allocation, hashing and comparing (measured: the tuple-keyed count was
-    # 16 % of a range + roundrobin loop); the few distinct keys become triples again, in the same first-seen order.
+    # 16 % of a range + roundrobin loop); the few distinct keys become triples again, in first-seen order.
     low, high = _span(prevs, prevs[0], prevs[0])
     low, high = _span(news, low, high)
     width = high - low + 1
@@ -352,10 +366,10 @@ def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
             counts[last] = counts.get(last, 0) + run
         last, run = key, 1
     counts[last] = counts.get(last, 0) + run
-    triples: dict[tuple[int, int, int], int] = {}
+    triples: Counts = []
     for key, count in counts.items():
         rest = key // width
-        triples[rest // width, rest % width + low, key % width + low] = count
+        triples += (rest // width, rest % width + low, key % width + low, count)
     return triples
 
 
@@ -370,16 +384,14 @@ def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
     return low, high
 
 
-def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndarray,
-                   subscribers: list[frozenset[int]], *, assigned: int, revoked: int,
+def _small_metrics(counts: Counts, subscribed: np.ndarray, groups: TopicGroups, *, assigned: int, revoked: int,
                    paused: int, optimality: bool) -> dict[str, int | None]:
     """`build_metrics` of a small round, same values, from its `round_counts`: one pass over the distinct
-    triples tallies them by topic group (`assignors.optimality.TopicGroups`, kept over an event's rounds), which
-    gives the metrics and `min_moves`' tables at once."""
+    triples tallies them by topic group (`groups`, kept over an event's rounds), which gives the metrics and
+    `min_moves`' tables at once."""
     shape: tuple[int, int] = subscribed.shape
     members, num_topics = shape
-    groups = topic_groups(subscribers, members)
-    tally = groups.tally(triples, num_topics)
+    tally = groups.tally(counts, num_topics)
     load, size, _, _, moved, unassigned, outside = tally
     partitions = 0
     for count in size:
@@ -389,7 +401,7 @@ def _small_metrics(triples: dict[tuple[int, int, int], int], subscribed: np.ndar
         if not moved:
             least = 0
         elif outside:  # the strategy gave a partition to a non-subscriber: that pair counts as allowed
-            least = min_moves_counted(triples, subscribed, subscribers)
+            least = min_moves_counted(counts, subscribed, groups)
         else:
             least = min_moves_tallied(groups, tally)
     load_min = load_max = load[0] if members else 0  # compiled, native compares (`min` and `max` are calls)

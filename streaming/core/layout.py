@@ -17,6 +17,7 @@ import numpy as np
 
 from assignors import GroupSpec
 from assignors.javaorder import java_string_key
+from assignors.optimality import TopicGroups
 from assignors.spec import INT32
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState
@@ -181,7 +182,7 @@ class Relayout:
             member_topics.append(ts)
             rows.append(row)
             member_live.append(live)
-        self._member_live = member_live  # `member_topics` as lists, for `topic_subscribers`
+        self._member_live = member_live  # `member_topics` as lists, for `topic_groups`
         rows.append(new.everyone)
         self.member_topics = member_topics  # per member: live topic indices it subscribes to
         # `subscribed` and a last row of True: index -1 (nobody) is never foreign
@@ -195,7 +196,7 @@ class Relayout:
         self._remap_or_nobody: np.ndarray | None = None
         self._to_union_or_nobody: np.ndarray | None = None
         self._subscribed_rows: list[list[bool]] | None = None
-        self._topic_subscribers: list[frozenset[int]] | None = None
+        self._topic_groups: TopicGroups | None = None
 
     @property
     def old_to_new(self) -> np.ndarray:
@@ -241,18 +242,18 @@ class Relayout:
         return self._subscribed_rows
 
     @property
-    def topic_subscribers(self) -> list[frozenset[int]]:
-        """Per live topic, the members subscribing to it: every strategy's round of the event reads them
+    def topic_groups(self) -> TopicGroups:
+        """The live topics' subscribers merged into topic groups: every strategy's round of the event reads them
         (metrics and `min_moves` of small rounds), so they are derived once per event; from the members' topic
         lists rather than `optimality.topic_subscribers` of the matrix (whose transposed `tolist` and a scan
         of every (topic, member) cost more on a few topics)."""
-        if self._topic_subscribers is None:
+        if self._topic_groups is None:
             subscribers: list[list[int]] = [[] for _ in self.live_names]
             for i, live in enumerate(self._member_live):
                 for t in live:
                     subscribers[t].append(i)
-            self._topic_subscribers = [frozenset(members) for members in subscribers]
-        return self._topic_subscribers
+            self._topic_groups = TopicGroups([frozenset(members) for members in subscribers], len(self.member_ids))
+        return self._topic_groups
 
 
 class _PartitionLayout:

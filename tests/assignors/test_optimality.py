@@ -4,7 +4,6 @@ solved by scipy's HiGHS (larger ones): the LP is only the test's oracle, product
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -118,15 +117,14 @@ def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
     load, members_of, size, keep, total_owned, _ = optimality._counted_tables(
-        Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)), subscribed)
+        optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
     assert total_owned - optimality._max_kept(load, members_of, size, keep) == brute_force(*(prev, new, topic,
                                                                                             subscribed))
 
 
 def _tables(case):
     prev, new, topic, subscribed = case
-    return optimality._counted_tables(Counter(zip(topic.tolist(), prev.tolist(), new.tolist(), strict=True)),
-                                      subscribed)
+    return optimality._counted_tables(optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
 
 
 @pytest.mark.parametrize("seed", range(200))

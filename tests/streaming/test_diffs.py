@@ -9,12 +9,13 @@ import random
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from assignors.optimality import min_moves, moves, topic_subscribers
+from assignors.optimality import TopicGroups, min_moves, moves, topic_subscribers
 from streaming.core.diffs import build_metrics, dumps, member_changes, round_counts, small_round
 
 
@@ -39,9 +40,9 @@ def test_small_round_metrics_match_the_definitions() -> None:
 
 
 def test_small_round_metrics_of_interleaved_events_keep_their_own_topic_groups() -> None:
-    """The rounds of an event pass one subscribers list (`assignors.optimality.topic_groups` keeps the groups of
-    the last list): rounds of two events taking turns, each with its list, give the metrics of fresh lists,
-    rounds that hand a partition to a non-subscriber included."""
+    """The rounds of an event share its `TopicGroups` (`streaming.core.layout.Relayout.topic_groups`): rounds of
+    two events taking turns, each passing its groups, give the metrics of fresh groups, rounds that hand a
+    partition to a non-subscriber (their tables widen new groups, never the shared ones) included."""
     rng = random.Random(11)
     for _ in range(300):
         events = []
@@ -49,18 +50,40 @@ def test_small_round_metrics_of_interleaved_events_keep_their_own_topic_groups()
             members, topics = rng.randint(1, 6), rng.randint(1, 3)
             subscribed = np.array([[rng.random() < 0.6 for _ in range(topics)] for _ in range(members)], dtype=bool)
             partition_topic = np.repeat(np.arange(topics, dtype=np.int32), [rng.randint(1, 8) for _ in range(topics)])
-            events.append((subscribed, partition_topic, topic_subscribers(subscribed)))
+            events.append((subscribed, partition_topic, TopicGroups(topic_subscribers(subscribed), members)))
         for k in range(6):
-            subscribed, partition_topic, subscribers = events[k % 2]
+            subscribed, partition_topic, groups = events[k % 2]
             members = subscribed.shape[0]
             prev = np.array([rng.randint(-1, members - 1) for _ in partition_topic], dtype=np.int32)
             new = np.array([rng.choice([-1, *np.flatnonzero(subscribed[:, t]).tolist()])
                             if rng.random() < 0.9 else rng.randint(-1, members - 1) for t in partition_topic],
                            dtype=np.int32)
             got = build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0,
-                                subscribers=subscribers)
+                                groups=groups)
             assert got == build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0)
             assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed)
+            assert groups.topic_members == topic_subscribers(subscribed)
+
+
+def test_round_counts_are_the_counted_triples_flat() -> None:
+    """`round_counts` against `Counter` over the partitions' (topic, previous, new owner) triples: four ints per
+    distinct triple, each once, in first-seen order, so a topic's triples come together when its partitions do
+    (what `TopicGroups.tally` reads a group once for)."""
+    rng = random.Random(17)
+    for _ in range(2_000):
+        members, size = rng.randint(0, 40), rng.randint(0, 60)
+        partition_topic = np.array(sorted(rng.randint(0, 4) for _ in range(size)), dtype=np.int32)
+        if rng.random() < 0.3:
+            rng.shuffle(partition_topic)
+        prev = np.array([rng.randint(-1, members - 1) for _ in range(size)], dtype=np.int32)
+        new = np.array([p if rng.random() < 0.5 else rng.randint(-1, members - 1) for p in prev.tolist()],
+                       dtype=np.int32)
+        counts = round_counts(prev, new, partition_topic)
+        assert counts is not None and len(counts) % 4 == 0
+        triples = [tuple(counts[k : k + 3]) for k in range(0, len(counts), 4)]
+        expected = Counter(zip(partition_topic.tolist(), prev.tolist(), new.tolist(), strict=True))
+        assert triples == list(expected)
+        assert counts[3::4] == list(expected.values())
 
 
 def test_small_round_gives_what_member_changes_and_round_counts_give() -> None:
