@@ -7,14 +7,14 @@ Each output kind goes to a topic (`serve`) or a directory (`replay`) of its own;
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from streaming.core.config import Limits
 from streaming.core.diffs import dead_letter_record, diff_records, dumps
 
-DIFF = "diff"
-DEAD_LETTER = "dead-letter"
-CONFORMANCE = "conformance"  # a recorded generation against Kafka's assignor (streaming.core.conformance)
+DIFF: Final = "diff"  # Final: compiled, written in where used, where a module global is a dict lookup at every read
+DEAD_LETTER: Final = "dead-letter"
+CONFORMANCE: Final = "conformance"  # a recorded generation against Kafka's assignor (streaming.core.conformance)
 KINDS = (DIFF, DEAD_LETTER, CONFORMANCE)
 REPLAY_DIRS = {DIFF: "diffs", DEAD_LETTER: "dead-letter", CONFORMANCE: "conformance"}  # subdirectories of --out
 
@@ -48,6 +48,9 @@ class OutputRecord(NamedTuple):
     order: tuple[int, int, int]  # (source order..., seq within that source record)
 
 
+_NEW_TUPLE: Final = tuple.__new__  # compiled, a C static, where `tuple.__new__` looks up a builtin, then its attribute
+
+
 class Emitter:
     """Collects one source record's outputs, numbered in emission order so they sort after the record."""
 
@@ -58,7 +61,7 @@ class Emitter:
     def _add(self, kind: str, value: bytes) -> None:
         source, line = self.rec.order
         order = (source, line, len(self.out) - self.start)
-        self.out.append(tuple.__new__(OutputRecord, (kind, self.group, value, order)))
+        self.out.append(_NEW_TUPLE(OutputRecord, (kind, self.group, value, order)))
 
     def discard(self) -> None:
         """Forget what this record emitted so far (it turned out invalid)."""
