@@ -70,13 +70,18 @@ class CooperativeStickyAssignor:
     def owners(self, spec: GroupSpec) -> np.ndarray:
         """int32 member index per global partition id (-1: nobody): `assign` as `assign_owners` wants it,
         the engine's owners without the transferring partitions (read-only and shared with the engine's
-        result when nothing transfers), and no per-member lists."""
+        result when nothing transfers), and no per-member lists. A small group's few transfers (a list) are
+        cleared one at a time: numpy converts a list index to an array first, which costs more."""
         result = run_engine(spec, prefer_rack_aware=self.prefer_rack_aware)
         withheld = _withheld(spec, result)
         if not len(withheld):
             return result.owners
         owners = result.owners.copy()
-        owners[withheld] = -1
+        if isinstance(withheld, list):
+            for p in withheld:
+                owners[p] = -1
+        else:
+            owners[withheld] = -1
         return owners
 
 

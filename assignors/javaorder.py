@@ -18,7 +18,6 @@ import numpy as np
 _TREEIFY_THRESHOLD: Final = 8  # a bin reaching 9 entries asks for a tree ...
 _MIN_TREEIFY_CAPACITY: Final = 64  # ... which a smaller table answers by doubling instead
 _VECTOR_MIN: Final = 64  # more keys than this: hash them with numpy (small groups hit `java_string_hash`'s cache)
-_INT64: Final = np.dtype(np.int64)  # a dtype instance: numpy converts a type on every call
 
 
 def java_string_key(s: str) -> bytes:
@@ -54,12 +53,13 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int = 16) -> list[str]:
     >= 64: hash then `compareTo` placement instead of insertion order).
     """
     unique = list(dict.fromkeys(keys))
-    return [unique[i] for i in hashmap_positions(unique, initial_capacity).tolist()]
+    return [unique[i] for i in hashmap_positions(unique, initial_capacity)]
 
 
-def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray:
+def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> list[int]:
     """`hashmap_order` of distinct `keys` as positions into `keys`; up to `_VECTOR_MIN` keys in plain
-    Python, where a numpy call costs more than the loop."""
+    Python, where a numpy call costs more than the loop. A list: its readers index it in Python (the sticky
+    engine's member order), and an array made from it only to be listed again cost more than the ordering."""
     first = 1
     while first < initial_capacity:
         first *= 2
@@ -69,7 +69,7 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
     if len(keys) > _VECTOR_MIN:  # then the table has 128+ buckets: a long bucket never resizes it
         hashes = _string_hashes(keys)
         spread = (hashes ^ (hashes >> np.uint64(16))) & np.uint64(capacity - 1)
-        return np.argsort(spread, kind="stable")  # stable: insertion order in a bucket
+        return np.argsort(spread, kind="stable").tolist()  # stable: insertion order in a bucket
     spreads: list[int] = []  # a dict read per key: an `lru_cache` call per key cost a third of a 10-member group
     for key in keys:
         spread = _SPREADS.get(key)
@@ -89,7 +89,7 @@ def hashmap_positions(keys: list[str], initial_capacity: int = 16) -> np.ndarray
     # by bucket, then insertion order: one sort of plain ints (bucket * n + position), no key function
     mask, n = capacity - 1, len(keys)
     slots = sorted([(s & mask) * n + i for i, s in enumerate(spreads)])
-    return np.fromiter([k % n for k in slots], _INT64, n)
+    return [k % n for k in slots]
 
 
 def _has_long_bucket(spread: list[int], capacity: int) -> bool:

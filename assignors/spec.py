@@ -37,6 +37,7 @@ class _TopicTables:
         self.topics_by_name: np.ndarray | None = None
         self.name_rank: np.ndarray | None = None
         self.lists: tuple[list[int], list[int]] | None = None
+        self.ids_by_number: list[int] | None = None
 
 
 class _MemberTables:
@@ -44,6 +45,7 @@ class _MemberTables:
     copies `for_round` makes share this object."""
 
     def __init__(self) -> None:
+        self.leader_list: list[int] | None = None
         self.leader_order: np.ndarray | None = None
         self.member_rack_bit: np.ndarray | None = None
         self.member_info_order: np.ndarray | None = None
@@ -82,6 +84,7 @@ class GroupSpec:
         self._owned: list[np.ndarray] | None = owned  # None: a round given as lists (`owned_lists`)
         self._owned_lists: list[list[int]] | None = None  # the same claims as lists, if given or asked for
         self.owned_disjoint = False  # known: no id is claimed twice (`for_round`), which spares the engine's check
+        self.claims_key: object = None  # the caller's name for these claims among the event's rounds (`for_round`)
         # one form at hand, the other made on first use: the streaming state machine gives each round's as a
         # list, which the sticky engine reads, and an int64 array per round cost more than the rest of its claims
         self._generations: np.ndarray | None = None
@@ -198,6 +201,25 @@ class GroupSpec:
         return tables.lists
 
     @property
+    def ids_by_number(self) -> list[int]:
+        """Every global id in (partition number, topic name) order, the order in which Kafka's constrained sticky
+        builder keeps owned partitions: a list (shared: not to be modified), made once per topic layout."""
+        tables = self._topic_tables()
+        if tables.ids_by_number is None:
+            sizes, by_name = self.topic_lists
+            start: list[int] = tables.topic_start.tolist()
+            most = 0
+            for size in sizes:
+                most = max(most, size)
+            order: list[int] = []
+            for number in range(most):
+                for t in by_name:
+                    if number < sizes[t]:
+                        order.append(start[t] + number)
+            tables.ids_by_number = order
+        return tables.ids_by_number
+
+    @property
     def name_rank(self) -> np.ndarray:
         """int64 rank of every global id in (topic name, partition) order."""
         tables = self._topic_tables()
@@ -231,13 +253,21 @@ class GroupSpec:
         return tables.member_rack_bit
 
     @property
-    def leader_order(self) -> np.ndarray:
+    def leader_list(self) -> list[int]:
         """Member indices in the order Kafka's client leader iterates them: `ConsumerCoordinator`
         puts the subscriptions into a default-capacity `java.util.HashMap` in the order it received
-        them (`member_ids`), and the sticky assignors iterate that map."""
+        them (`member_ids`), and the sticky assignors iterate that map. A list, what the sticky engine reads."""
         tables = self._member_tables()
-        if tables.leader_order is None:  # member ids are distinct (mapping keys)
-            tables.leader_order = hashmap_positions(self.member_ids).astype(np.int64, copy=False)
+        if tables.leader_list is None:  # member ids are distinct (mapping keys)
+            tables.leader_list = hashmap_positions(self.member_ids)
+        return tables.leader_list
+
+    @property
+    def leader_order(self) -> np.ndarray:
+        """`leader_list` as an int64 array (made on first use)."""
+        tables = self._member_tables()
+        if tables.leader_order is None:
+            tables.leader_order = np.array(self.leader_list, dtype=np.int64)
         return tables.leader_order
 
     @property
@@ -349,10 +379,10 @@ class GroupSpec:
         other._members = members
         return other
 
-    def reordered(self, order: np.ndarray) -> GroupSpec:
+    def reordered(self, order: np.ndarray | list[int]) -> GroupSpec:
         """The same call with the members taken in `order` (indices into `member_ids`); the topic layout
         and what was computed from it are shared."""
-        at: list[int] = order.tolist()
+        at: list[int] = order if isinstance(order, list) else order.tolist()
         phantoms = self.phantoms
         if phantoms:
             position = {m: pos for pos, m in enumerate(at)}
@@ -379,14 +409,19 @@ class GroupSpec:
         return [gens[i] for i in at]
 
     def for_round(self, owned: list[np.ndarray] | None, generations: np.ndarray | list[int],
-                  owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
+                  owned_lists: list[list[int]] | None = None, disjoint: bool = False,
+                  claims_key: object = None) -> GroupSpec:
         """The same topics and members with another round's `owned` and `generations`, sharing what this
         spec and its other rounds derive from them. A small round may give its claims as `owned_lists` instead
         (`owned` None): its readers take the lists as they are, and `owned` is made only if one asks. `disjoint`:
-        the caller knows that no id is claimed twice (the claims of one owner per partition)."""
-        return self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
-                          self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
-                          self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
+        the caller knows that no id is claimed twice (the claims of one owner per partition). `claims_key`: a
+        hashable that the caller gives only to rounds of these topics and members with the same claims (None:
+        none), which the sticky engine keys its results by (`GroupSpec.round_results`) instead of the claims."""
+        other = self._copy(self.member_ids, self.subscriptions, self.member_topics, owned or [], generations,
+                           self.racks, self.instance_ids, self.weights, self.rack_names, self.partition_rack_bits,
+                           self.phantoms, self._member_tables())._claimed(owned, owned_lists, disjoint)
+        other.claims_key = claims_key
+        return other
 
     def _claimed(self, owned: list[np.ndarray] | None, lists: list[list[int]] | None, disjoint: bool) -> GroupSpec:
         """This new copy with its claims in the forms given (`owned` None: only as `lists`)."""

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 from bisect import bisect_left
 from collections import deque
 from itertools import repeat
@@ -53,9 +54,11 @@ from typing import cast
 
 import numpy as np
 
+from assignors.compiled import kernel
 from assignors.errors import KafkaAssignorError
 from assignors.javaorder import java_string_hash, java_string_key
 from assignors.model import GroupSpec, owner_of, rack_aware_enabled, topic_blocks
+from assignors.spec import INT32, int32_codes
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
@@ -67,6 +70,8 @@ _INDEX_HOLDINGS = 1 << 12  # `_Reassignment` indexes holdings with numpy above t
 _SMALL_GROUP = 200
 _TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes a table below 64 buckets
 _FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
+_NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # the int32 owner code of nobody (`_owner_array`)
+_K = kernel("assignors.reassign_kernel")  # `_SmallGeneralBuilder.build` in C (None: the Python steps run)
 
 
 class EngineResult:
@@ -101,7 +106,8 @@ class EngineResult:
         `run_engine`) and the cooperative assignor on top read it without going over the lists again."""
         if self._owners is None:
             owners = self._make_owners()
-            owners.setflags(write=False)  # cheaper than through `flags`, which makes a flags object
+            if owners.flags.writeable:  # `_owner_array`'s are read-only: a read of the flag costs a tenth of the set
+                owners.setflags(write=False)  # cheaper than through `flags`, which makes a flags object
             self._owners = owners
         return self._owners
 
@@ -132,13 +138,16 @@ class _ListedResult(EngineResult):
         return _read_only(_in_member_order(arrays, self._leader_order))
 
     def _make_owners(self) -> np.ndarray:
-        """`EngineResult.owners` from the lists (each partition is in one list at most)."""
-        owner = [-1] * self.num_partitions
+        """`EngineResult.owners` from the lists (each partition is in one list at most), written as the owners'
+        int32 codes (`_owner_codes`) straight from the lists, with no owner list in between."""
         lists = self._lists
-        for m in range(len(lists)):  # builder positions, mapped by `_owner_array` (a `zip` runs generically)
+        codes = _owner_codes(None if self._leader_order is None else self._members, len(lists))
+        out = [_NOBODY] * self.num_partitions
+        for m in range(len(lists)):  # builder positions (a `zip` runs generically)
+            code = codes[m]
             for p in lists[m]:
-                owner[p] = m
-        return _owner_array(owner, None if self._leader_order is None else self._members, len(lists))
+                out[p] = code
+        return np.frombuffer(b"".join(out), INT32)
 
 
 class _GeneralResult(EngineResult):
@@ -173,7 +182,8 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     and the owned ids as bytes: on small groups of up to 256 partitions one byte per id of
     `GroupSpec.owned_lists` (which their plain-Python path reads anyway; hashing a tuple of ints costs far more),
     else those of `GroupSpec.owned` (int64 arrays; an `asarray` per member would cost as much as the rest of the
-    key).
+    key); a round whose caller names its claims (`GroupSpec.claims_key`: the streaming state machine names them by
+    the owners they come from, whose bytes it has at hand) is keyed by that name instead.
     Past `_MEMO_PARTITIONS` the key (a copy and a hash of every owned id) would cost a few percent of a
     call that repeats nothing, so big groups always run the engine. The same dict keeps the call's
     `_Members` (what it derives from the topics and members alone) for the next call that runs."""
@@ -193,24 +203,31 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     members = memo.get(("sticky members", prefer_rack_aware))
     if members is None:
         members = memo["sticky members", prefer_rack_aware] = _Members(spec, prefer_rack_aware)
-    if members.small and members.num_partitions <= 256:
-        owned = tuple([bytes(ids) for ids in spec.owned_lists])
+    claims = spec.claims_key
+    if claims is not None:  # the caller's name for the claims (`GroupSpec.for_round`), not the claims themselves
+        key: tuple = ("sticky claims", prefer_rack_aware, ranks, claims)
+    elif members.small and members.num_partitions <= 256:
+        key = ("sticky", prefer_rack_aware, ranks, tuple([bytes(ids) for ids in spec.owned_lists]))
     else:
-        owned = tuple(map(np.ndarray.tobytes, spec.owned))
-    key = ("sticky", prefer_rack_aware, ranks, owned)
+        key = ("sticky", prefer_rack_aware, ranks, tuple(map(np.ndarray.tobytes, spec.owned)))
     result = memo.get(key)
     if result is None:
         result = memo[key] = _run_engine(spec, members, gens)
     return result
 
 
-def _java_string_order(strings: list[str]) -> list[int]:
-    """Positions of `strings` in Java's `String.compareTo` order (`java_string_key`): ASCII strings (member ids
-    mostly) sort the same as Python's, without a key each."""
+def _java_string_ranks(strings: list[str]) -> list[int]:
+    """Each of these distinct strings' rank in Java's `String.compareTo` order (`java_string_key`). ASCII
+    strings (member ids mostly) sort the same as Python's: sorted as they are (a comparison of plain strings,
+    no key function call per string) and ranked through a dict."""
     if not "".join(strings).isascii():  # one call, not one per string
         keys = [java_string_key(x) for x in strings]  # compiled: direct calls, which map() would not make
-        return sorted(range(len(strings)), key=keys.__getitem__)
-    return sorted(range(len(strings)), key=strings.__getitem__)
+        rank = [0] * len(strings)
+        for r, i in enumerate(sorted(range(len(strings)), key=keys.__getitem__)):
+            rank[i] = r
+        return rank
+    place = {x: r for r, x in enumerate(sorted(strings))}
+    return [place[x] for x in strings]
 
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
@@ -244,18 +261,17 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
 def _owner_array(owner: list[int], members: _Members | None, num_members: int) -> np.ndarray:
     """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to its
     `members.leader_list` entry (None: kept). `np.array` of a list of ints costs about 300 instructions an
-    element (dtype discovery, then a conversion per item); with fewer than 129 members an owner fits a signed
-    byte, and `bytes` of a list of ints below 256 costs a fifth of that; the mapping is then one
-    `bytes.translate` (`_Members.leader_codes`) rather than a list lookup per element."""
-    if num_members > 128:
-        if members is not None:
-            member = members.leader_list
-            owner = [member[m] if m >= 0 else -1 for m in owner]
-        return np.array(owner, dtype=np.int32)
-    codes = bytes([m & 255 for m in owner])
-    if members is not None:
-        codes = codes.translate(members.leader_codes)
-    return np.frombuffer(codes, dtype=np.int8).astype(np.int32)
+    element (dtype discovery, then a conversion per item), `bytes` of one about 75: the owners' int32 codes
+    (`_owner_codes`) joined cost a list read and a copy of 4 bytes each, and `frombuffer` takes them as they are
+    (read-only, as a result's owners are; its dtype given by position: by keyword, it costs twice as much)."""
+    codes = _owner_codes(members, num_members)
+    return np.frombuffer(b"".join([codes[m] if m >= 0 else _NOBODY for m in owner]), INT32)
+
+
+def _owner_codes(members: _Members | None, num_members: int) -> list[bytes]:
+    """Per builder position, the int32 bytes of its member index: `members.leader_codes` (None: the builder's
+    members are in member order, `int32_codes`; shared, longer than `num_members`)."""
+    return int32_codes(num_members) if members is None else members.leader_codes
 
 
 def _in_member_order(assignment: list[np.ndarray], leader_order: np.ndarray | None) -> list[np.ndarray]:
@@ -285,15 +301,19 @@ class _Members:
     event's spec."""
 
     def __init__(self, spec: GroupSpec, prefer_rack_aware: bool) -> None:
-        order = spec.leader_order
-        at: list[int] = order.tolist()
-        self.leader_order: np.ndarray | None = None if at == sorted(at) else order  # None: member order
-        self.leader_list = at  # `order` as a list, which the compiled steps index natively
-        if self.leader_order is not None:  # the reordered copy shares the topic layout's tables
-            spec = spec.reordered(order)
+        at = spec.leader_list  # a permutation: member order unless some member is out of place
+        in_order = True
+        for i in range(len(at)):
+            if at[i] != i:
+                in_order = False
+                break
+        self.leader_order: np.ndarray | None = None if in_order else spec.leader_order  # None: member order
+        self.leader_list = at  # the order as a list, which the compiled steps index natively
+        if not in_order:  # the reordered copy shares the topic layout's tables
+            spec = spec.reordered(at)
         self.spec = spec  # the first round's, in leader order: only its topics and members are read
         self.prefer_rack_aware = prefer_rack_aware
-        m = self.num_members = spec.num_members
+        self.num_members = spec.num_members
         self.num_partitions = spec.num_partitions
         self.partition_topic = spec.partition_topic
         # Java's partitionsPerTopic: only topics somebody subscribes to (and that have metadata).
@@ -313,10 +333,7 @@ class _Members:
         self.all_subscribed = all(is_subscribed)
         by_name: list[int] = spec.topics_by_name.tolist()
         self.topics_by_name = [t for t in by_name if is_subscribed[t]]
-        rank = [0] * m
-        for r, i in enumerate(_java_string_order(spec.member_ids)):
-            rank[i] = r
-        self.id_rank_list = rank  # member -> its rank by member id
+        self.id_rank_list = _java_string_ranks(spec.member_ids)  # member -> its rank by member id
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
         # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
@@ -326,13 +343,12 @@ class _Members:
         self._topic_name_pos: np.ndarray | None = None
         self._name_ordered: np.ndarray | None = None
         self._subscriber_tables: tuple | None = None
-        self._owned_order: list[int] | None = None
         self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
         self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
         self._topic_flags: list[list[bool]] | None = None
         self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
         self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
-        self._leader_codes: bytes | None = None
+        self._leader_codes: list[bytes] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -343,12 +359,11 @@ class _Members:
         return self.spec.for_round(owned, spec.generations_in(self.leader_list), lists, spec.owned_disjoint)
 
     @property
-    def leader_codes(self) -> bytes:
-        """`leader_list` as a `bytes.translate` table (255, nobody, stays 255), for `_owner_array`: up to 128
-        members, made on first use."""
+    def leader_codes(self) -> list[bytes]:
+        """`leader_list` as int32 bytes per builder position, for `_owner_array` (made on first use)."""
         if self._leader_codes is None:
-            at = self.leader_list
-            self._leader_codes = bytes(at) + bytes(255 - len(at)) + b"\xff"
+            codes = int32_codes(self.num_members)
+            self._leader_codes = [codes[m] for m in self.leader_list]
         return self._leader_codes
 
     @property
@@ -441,25 +456,6 @@ class _Members:
         return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
 
     @property
-    def owned_order(self) -> list[int]:
-        """Per global id, its place in (partition number, topic name) order, the order in which Java's
-        constrained builder keeps owned partitions (`_SmallConstrainedBuilder`)."""
-        if self._owned_order is None:
-            self._owned_order = self._make_owned_order()
-        return self._owned_order
-
-    def _make_owned_order(self) -> list[int]:
-        spec = self.spec
-        n_topics = len(spec.topic_names)
-        pos = [0] * n_topics
-        for at, t in enumerate(spec.topics_by_name.tolist()):
-            pos[t] = at
-        order: list[int] = []
-        for t, size in enumerate(spec.topic_sizes.tolist()):  # partition n of topic t: n * n_topics + pos[t]
-            order += range(pos[t], pos[t] + size * n_topics, n_topics)
-        return order
-
-    @property
     def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
         """`subscriber_tables` as lists, for `_SmallGeneralBuilder`: per topic its subscribers in member id
         order, per member its topics, each member's maximum size, all subscribed partitions (topics by
@@ -479,8 +475,11 @@ class _Members:
             if ts is None:
                 ts = lists[id(topics)] = topics.tolist()
             topics_of.append(ts)
+        by_id = [0] * self.num_members  # the members in member id order: `id_rank_list` inverted, no sort
         rank = self.id_rank_list
-        for m in sorted(range(self.num_members), key=rank.__getitem__):
+        for m in range(len(rank)):
+            by_id[rank[m]] = m
+        for m in by_id:
             for t in topics_of[m]:
                 subs[t].append(m)
         max_size: list[int] = []
@@ -893,7 +892,7 @@ class _ConstrainedBuilder:
             # the subscriptions: the iteration order again, up to a rare capacity difference (a bucket
             # reaching 9 entries at a different moment), so it is recomputed from that order; with 8 members
             # or fewer no bucket gets there, and the order is the members' (the leader's) as they are
-            order = spec.leader_order.tolist()  # `hashmap_positions(spec.member_ids)`, kept for the event
+            order = spec.leader_list  # `hashmap_positions(spec.member_ids)`, kept for the event
         for i in range(len(keeps)):
             m = i if order is None else order[i]
             k = keeps[m]
@@ -1138,20 +1137,24 @@ class _SmallConstrainedBuilder(_ConstrainedBuilder):
         return unkept
 
     def _assign_owned(self) -> list[bool]:  # type: ignore[override]
-        """Step 1 on lists; returns whether each global id is kept. Each member's claims are sorted as plain
-        ints `owned_order[p] * num_partitions + p` (a sort without a key function), p read back as the
-        remainder."""
+        """Step 1 on lists; returns whether each global id is kept. Each member's claims in Java's order are
+        dealt out of one walk over every id in that order (`GroupSpec.ids_by_number`), each to its claimant (after
+        `_Context._recover_owned`, an id has one at most): no sort per member, no sort key made per claim."""
         ctx = self.ctx
         n = ctx.num_partitions
         multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
-        order = ctx.members.owned_order
-        claims: list[list[int]] = []
-        for ids in ctx.own_by_member:
-            keys = [order[p] * n + p for p in ids]
-            keys.sort()
-            claims.append([k % n for k in keys])
-        if multi:  # claimed twice in one generation: nobody keeps them
-            claims = [[p for p in c if p not in multi] for c in claims]
+        own = ctx.own_by_member
+        claimant = [-1] * n
+        for m in range(len(own)):
+            for p in own[m]:
+                claimant[p] = m
+        for p in multi:  # claimed twice in one generation: nobody keeps them
+            claimant[p] = -1
+        claims: list[list[int]] = [[] for _ in own]
+        for p in ctx.spec.ids_by_number:
+            m = claimant[p]
+            if m >= 0:
+                claims[m].append(p)
         keeps = [len(c) for c in claims]
         self._take_quotas(keeps, max(keeps) if keeps else 0)  # `max(default=)`, a generic call when compiled
         revoked: dict[int, int] = {}  # maybe revoked: -> claimant
@@ -1684,8 +1687,11 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.ctx = ctx
         self.owner = [-1] * ctx.num_partitions  # type: ignore[assignment]
         self.next_stamp = 0
-        self.handed: list[int] = []  # what `_assign_unassigned` was given (topics nobody can take: skipped)
         self.moved: tuple[list[int], list[int]] = ([], [])  # `set_moved`'s partitions and stamps
+        # the C kernel's owners (int32 bytes; None: the Python steps ran): in the builder's member indices, and
+        # mapped to member order (the same object when that is the builder's order)
+        self.codes: bytes | None = None
+        self.member_codes: bytes | None = None
         # `subscriber_tables` as lists (each member's topics: `_Members.topic_flags`), each partition's topic
         self.topic_subs, _, self.max_size, self.sorted_all, self.ptopic = ctx.members.small_tables
         self.sizes = [0] * ctx.num_members  # type: ignore[assignment]
@@ -1728,7 +1734,6 @@ class _SmallGeneralBuilder(_GeneralBuilder):
     def _assign_unassigned(self, unassigned: list[int]) -> None:  # type: ignore[override]
         """`_assign_plain` (no rack logic here), one partition at a time."""
         owner, sizes, rank = _ints(self.owner), _ints(self.sizes), self.ctx.id_rank_list
-        self.handed = unassigned
         topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(unassigned, self.ptopic):
             cands = topic_subs[t]
@@ -1778,6 +1783,23 @@ class _SmallGeneralBuilder(_GeneralBuilder):
                         return False
         return True
 
+    def build(self) -> None:
+        """`_GeneralBuilder.build` in one call of the C kernel (`assignors/reassign_kernel.pyx`) when built."""
+        if _K is None:
+            super().build()
+            return
+        ctx = self.ctx
+        members = ctx.members
+        subs, topics_of, max_size, sorted_all, ptopic = members.small_tables
+        starts, _, topic_hash = members.topic_lists
+        self.codes, self.member_codes, moved, stamps, thrown, owner_then = _K.general_build(
+            ctx.own_by_member, topics_of, subs, max_size, sorted_all, ptopic, ctx.id_rank_list, starts, topic_hash,
+            ctx.generations, ctx.owned_lists, None if members.leader_order is None else members.leader_list)
+        self.moved = moved, stamps
+        if thrown >= 0:
+            self.prev_member, self.prev_gen = self._prev_assignment()
+            self._throw_fixed_prev(thrown, owner_then)
+
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]
         fixed = [True] * self.ctx.num_members  # flags: cheaper than a set of the members in currentAssignment
         for m in active:
@@ -1799,22 +1821,27 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         self.moved = moved, stamps
 
     def owners(self, leader_order: np.ndarray | None) -> np.ndarray:
+        if self.member_codes is not None:  # the kernel's, mapped as `leader_order` maps (`_Members.leader_list`)
+            return np.frombuffer(self.member_codes, dtype=np.int32)
         return _owner_array(_ints(self.owner), self.ctx.members if leader_order is not None else None,
                             self.ctx.num_members)
 
     def _stamps(self) -> list[int]:
         """Each partition's stamp as the steps gave them: the kept ones in claim order (`_keep_owned`), then
-        the unassigned ones handed out (`_assign_unassigned`), then the moved ones (`set_moved`)."""
+        the unassigned ones handed out (`_assign_unassigned`: the others), then the moved ones (`set_moved`)."""
         ptopic, topic_flags = self.ptopic, self.ctx.members.topic_flags
         stamp = [0] * self.ctx.num_partitions
+        kept = [False] * self.ctx.num_partitions
         at = 0
         for m, ids in enumerate(self.ctx.own_by_member):
             subscribes = topic_flags[m]
             for p in ids:
                 if subscribes[ptopic[p]]:
                     stamp[p] = at
+                    kept[p] = True
                     at += 1
-        handed, topic_subs = self.handed, cast("list[list[int]]", self.topic_subs)
+        handed = [p for p in _ints(self.sorted_all) if not kept[p]]
+        topic_subs = cast("list[list[int]]", self.topic_subs)
         for t, first, end in _list_runs(handed, ptopic):
             if topic_subs[t]:
                 for p in handed[first:end]:
@@ -1826,7 +1853,8 @@ class _SmallGeneralBuilder(_GeneralBuilder):
         return stamp
 
     def result(self) -> list[np.ndarray]:
-        owner, stamp = _ints(self.owner), self._stamps()
+        owner = _ints(self.owner) if self.codes is None else np.frombuffer(self.codes, dtype=np.int32).tolist()
+        stamp = self._stamps()
         lists: list[list[int]] = [[] for _ in range(self.ctx.num_members)]
         for p in sorted((p for p, m in enumerate(owner) if m >= 0), key=stamp.__getitem__):
             lists[owner[p]].append(p)

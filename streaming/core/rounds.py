@@ -48,13 +48,16 @@ class StrategyRounds:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
-        self._topics_by_name: list[int] | None = None  # `_name_topics`, made on first use
+        self._topics: list[int] | None = None  # `_partition_topics`, made on first use
         self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
-        self._by_member_value: tuple[list[int] | None, list[Any]] | None = None
+        self._by_member_value: list[Any] | None = None
         # a small round's claims are lists of ints end to end (`GroupSpec.for_round`'s `owned_lists`): the
         # assignors' small paths read lists, and a numpy slice per member costs more than its few ids
         self._listed = lay.num_partitions <= SMALL_ROUND
         self._names: list[int] | None = None  # `_name_ids`, made on a small round's first use
+        # what the last `_owned` call's claims come from: (filtered, its owners' bytes), None: not from the owners
+        # alone; `_assign` names a round's claims by it (`GroupSpec.claims_key`)
+        self._claims_key: tuple[bool, bytes] | None = None
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -210,16 +213,19 @@ class StrategyRounds:
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
         if name in COOPERATIVE and not self._listed:
+            self._claims_key = None
             claims = _split(self._subscribed_owners(owner), lay)
         else:
-            held, claims = self._by_member(owner)
-            if name in COOPERATIVE and _foreign(held, self._name_topics(), lay.subscribed_rows):  # type: ignore[arg-type]
+            claims = self._by_member(owner)
+            self._claims_key = False, self._by_member_key
+            if name in COOPERATIVE and _foreign(claims, self._partition_topics(), lay.subscribed_rows):
+                self._claims_key = True, self._by_member_key
                 claims = _listed(self._subscribed_owners(owner).tolist(), self._name_ids(), len(lay.member_ids))
         owned = list(claims)  # the caller replaces rejoining members' claims
         if generation is not None:
             return owned, [generation] * m_new
         gens = [-1] * m_new
-        member_generation = st.member_generation.tolist()
+        member_generation: list[int] = st.member_generation.tolist()
         for i, c in enumerate(self.shape.carry):
             if isinstance(c, int):
                 gens[i] = member_generation[c]
@@ -238,19 +244,18 @@ class StrategyRounds:
                 owned[i] = gids.tolist() if self._listed else gids
         return owned, gens
 
-    def _by_member(self, owner: np.ndarray) -> tuple[list[int] | None, list[Any]]:
-        """`owner` in name order as a list (None: a big round, done in numpy) and each member's partitions in that
-        order (`_listed`, `_split`), kept for the next call on the same owners: the event's other strategy (on the
-        bench log 95 % of cooperative first rounds see the owners of the sticky one) or a follow-up round."""
+    def _by_member(self, owner: np.ndarray) -> list[Any]:
+        """Each member's partitions in name order (`_listed`, `_split`), kept for the next call on the same owners:
+        the event's other strategy (on the bench log 95 % of cooperative first rounds see the owners of the sticky
+        one) or a follow-up round."""
         key = owner.tobytes()
         if key != self._by_member_key or self._by_member_value is None:
             lay = self.lay
             who = owner if lay.in_name_order else owner[lay.ids_by_name]
             if self._listed:
-                held: list[int] = who.tolist()
-                self._by_member_value = held, _listed(held, self._name_ids(), len(lay.member_ids))
+                self._by_member_value = _listed(who.tolist(), self._name_ids(), len(lay.member_ids))
             else:
-                self._by_member_value = None, _split(who, lay)
+                self._by_member_value = _split(who, lay)
             self._by_member_key = key
         return self._by_member_value
 
@@ -275,17 +280,17 @@ class StrategyRounds:
         who = owner[lay.ids_by_name]
         return np.where(lay.subscribed_or_nobody[who, lay.partition_topic[lay.ids_by_name]], who, -1)
 
-    def _name_topics(self) -> list[int]:
-        """Each partition's live topic in name order when some member does not subscribe to every live topic,
-        else [] (nobody can hold a foreign partition): per event, for both cooperative rounds' claims."""
-        if self._topics_by_name is None:
+    def _partition_topics(self) -> list[int]:
+        """Each partition's live topic (by global id) when some member does not subscribe to every live topic,
+        else [] (nobody can hold a foreign partition): per event, for every cooperative round's claims."""
+        if self._topics is None:
             lay = self.lay
-            if all(all(row) for row in lay.subscribed_rows):
-                self._topics_by_name = []
-            else:
-                pt = lay.partition_topic if lay.in_name_order else lay.partition_topic[lay.ids_by_name]
-                self._topics_by_name = pt.tolist()
-        return self._topics_by_name
+            self._topics = []
+            for row in lay.subscribed_rows:  # a loop, not `all` of a generator (compiled: generic)
+                if not all(row):
+                    self._topics = lay.partition_topic.tolist()
+                    break
+        return self._topics
 
     def _stale_claims(self, name: str) -> bool:
         """Whether a member still reports partitions that no longer exist (a deleted topic it still
@@ -330,14 +335,16 @@ class StrategyRounds:
         with its own `owned` and `generations` (`claims`; None: an `OWNERSHIP_BLIND` strategy, which gets the
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
         subscribers, partition tables) depends only on the topics and members, so it is computed once per event
-        (the copies share it)."""
+        (the copies share it). `_disjoint` claims come from the owners alone, so `_owned`'s `_claims_key` names them
+        (`GroupSpec.claims_key`): the sticky engine's memo then hashes those bytes, not a key made from the claims."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
         owned, generations = claims
+        key = self._claims_key if disjoint else None
         if self._listed:
-            return assign_owners(name, spec.for_round(None, generations, owned, disjoint))
-        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint))
+            return assign_owners(name, spec.for_round(None, generations, owned, disjoint, key))
+        return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint, claims_key=key))
 
     def _event_spec(self) -> GroupSpec:
         """The event's topics and members as a `GroupSpec` without claims (nobody owns anything)."""
@@ -410,10 +417,18 @@ def _listed(held: list[int], names: list[Any], num_members: int) -> list[list[in
     return owned
 
 
-def _foreign(held: list[int], topics: list[int], rows: list[list[bool]]) -> bool:
-    """Whether a member holds a partition (`held`: owners in name order, `topics`: their topics, [] when every
-    member subscribes to every topic) of a topic it does not subscribe to (`rows`: `Relayout.subscribed_rows`)."""
-    return bool(topics) and any(w >= 0 and not rows[w][topics[k]] for k, w in enumerate(held))
+def _foreign(claims: list[list[int]], topics: list[int], rows: list[list[bool]]) -> bool:
+    """Whether a member holds a partition (`claims`: `_listed`) of a topic it does not subscribe to (`topics`:
+    each partition's topic, [] when every member subscribes to every topic; `rows`: `Relayout.subscribed_rows`):
+    member by member, one row read per member rather than per partition."""
+    if not topics:
+        return False
+    for m in range(len(claims)):
+        row = rows[m]
+        for p in claims[m]:
+            if not row[topics[p]]:
+                return True
+    return False
 
 
 def _withheld(owned: list[Any], new_owner: np.ndarray) -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from assignors import OWNERSHIP_BLIND, STRATEGIES, KafkaAssignorError, Member, assign_owners
 from assignors.model import build_spec
+from assignors.sticky_engine import run_engine
 
 
 def _members(rng: random.Random, topics: dict[str, int], disjoint: bool) -> dict[str, Member]:
@@ -48,3 +49,17 @@ def test_listed_claims_assign_like_arrays(strategy: str, disjoint: bool) -> None
         got = _owners(strategy, listed)
         assert isinstance(got, str) == isinstance(expected, str)
         assert got == expected if isinstance(got, str) else np.array_equal(got, expected)
+
+
+def test_named_claims_share_a_result_only_under_one_name() -> None:
+    """`for_round`'s `claims_key`: the sticky engine keys its memo by the caller's name for the claims, so the same
+    name gets the remembered result and another name runs the engine (with the same answer on the same claims)."""
+    rng = random.Random("named claims")
+    for _ in range(50):
+        topics = {f"t{i}": rng.randint(1, 12) for i in range(rng.randint(1, 4))}
+        spec = build_spec(topics, _members(rng, topics, True))
+        first = run_engine(spec.for_round(None, spec.generations, spec.owned_lists, True, "a"))
+        again = run_engine(spec.for_round(None, spec.generations, spec.owned_lists, True, "a"))
+        other = run_engine(spec.for_round(None, spec.generations, spec.owned_lists, True, "b"))
+        assert again is first and other is not first
+        assert np.array_equal(other.owners, first.owners)

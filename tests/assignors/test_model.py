@@ -271,3 +271,11 @@ def test_hashmap_order_resizes_early_on_a_nine_long_bucket():
     colliding = [chr(17 + 64 * i) for i in range(9)]
     assert hashmap_order([*colliding, "\x02"]) == ["\x02", *colliding]
     assert hashmap_order([*colliding[:8], "\x02"]) == [*colliding[:8], "\x02"]
+
+
+def test_ids_by_number_orders_by_partition_number_then_topic_name():
+    spec = build_spec({"b": 3, "a": 1, "c": 2}, {"m": Member(["a", "b", "c"])})
+    name_pos = {t: pos for pos, t in enumerate(spec.topics_by_name.tolist())}
+    expected = sorted(range(spec.num_partitions),
+                      key=lambda p: (int(spec.partition_number[p]), name_pos[int(spec.partition_topic[p])]))
+    assert spec.ids_by_number == expected
