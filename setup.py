@@ -40,7 +40,7 @@ COMPILED = [
     "streaming/core/state_codec.py",
 ]
 # Typed-C kernels: each mirrors a pure-Python function of the package, its fallback (assignors/compiled.py).
-KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx"]
+KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx", "assignors/tally_kernel.pyx"]
 MANIFEST = "compiled-sources.json"  # what each compiled module was built from (assignors/compiled.py reads it)
 
 

@@ -97,6 +97,7 @@ def _kept_bound(load: list[int], keepable: list[int]) -> int:
 
 
 _KEPT: Final = kernel("assignors.kept_kernel")  # `_solve_python` in C (None: run it in Python)
+_TALLY: Final = kernel("assignors.tally_kernel")  # `TopicGroups.tally_python` in C (None: run it in Python)
 
 
 def _solve(tables: Tables) -> int:
@@ -191,7 +192,17 @@ class TopicGroups:
                 self.allowed[g * num_members + m] = True
 
     def tally(self, counts: Counts, num_topics: int) -> Tally:
-        """A round's `Counts` tallied in one pass."""
+        """A round's `Counts` tallied in one pass: by the kernel where it is built and every triple is in range,
+        else by `tally_python` (which raises the error of a triple out of range)."""
+        if _TALLY is not None:
+            tallied: Tally | None = _TALLY.tally(counts, self.topic_group, self.allowed, self.num_members,
+                                                 len(self.members_of), num_topics)
+            if tallied is not None:
+                return tallied
+        return self.tally_python(counts, num_topics)
+
+    def tally_python(self, counts: Counts, num_topics: int) -> Tally:
+        """The specification the kernel (`assignors/tally_kernel.pyx`) mirrors, and the pure-Python fallback."""
         num_members = self.num_members
         topic_group, allowed = self.topic_group, self.allowed
         load, size, keep = [0] * num_members, [0] * len(self.members_of), [0] * len(allowed)
