@@ -237,7 +237,7 @@ class GroupSpec:
     def know_topic_tables(self, partition_topic: np.ndarray, name_rank: np.ndarray,
                           topics_by_name: np.ndarray) -> None:
         """Tables a caller holds already (the streaming layout builds them from one offset per topic); they must
-        be what the properties of the same name would derive (tests/streaming/test_layout.py)."""
+        be what the properties of the same name would derive (tests/core/test_layout.py)."""
         tables = self._topic_tables()
         tables.partition_topic, tables.name_rank, tables.topics_by_name = partition_topic, name_rank, topics_by_name
 

@@ -61,7 +61,7 @@ def _text(obj: Any) -> bytes:
     """`obj` as the standard encoder with the settings above writes it, in UTF-8, maybe in a larger buffer.
 
     orjson writes the same bytes for what records hold — strings (escapes included), integers, lists, dicts,
-    None, booleans; checked by tests/streaming/test_diffs.py — in ≈ 0.8 instead of 6.7 µs for a bench diff
+    None, booleans; checked by tests/core/test_diffs.py — in ≈ 0.8 instead of 6.7 µs for a bench diff
     record of ~520 bytes (the encoder was ≈ 13 % of a range + roundrobin replay's instructions). What it
     refuses (integers past 64 bits, keys that are not strings, lone surrogates, ...) goes to the standard
     encoder, which writes or raises as before. Floats are the one type the two write differently (`1e-07`

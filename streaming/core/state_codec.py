@@ -221,7 +221,7 @@ def encode(state: GroupState) -> bytes:
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
-    # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/streaming/test_state_codec.py)
+    # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
     # at a fraction of the cost; a float (a weight) it may spell otherwise ("1e-5" for "1e-05"), so weights keep json
     weighted = any(m.weight != 1 for m in state.members)
     head = _HEADER.encode(header).encode("utf-8") if weighted else orjson.dumps(header)

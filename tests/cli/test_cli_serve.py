@@ -45,6 +45,6 @@ def test_a_lost_jvm_is_not_reported_by_py4j_on_the_root_logger(tmp_path):
               f"runpy.run_path({str(tmp_path / 'py4j' / 'gateway.py')!r})['send']()\n"
               "logging.error('ours')\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          cwd=Path(__file__).resolve().parents[1])
+                          cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == "ERROR:root:ours\n"

@@ -15,7 +15,7 @@ from assignors import STRATEGIES, assign
 from assignors.snapshot import load_snapshot
 from streaming.cli.main import main
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "assignors" / "examples" / "snapshot.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "assignors" / "examples" / "snapshot.json"
 
 
 def rebalance() -> str:

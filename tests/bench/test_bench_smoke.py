@@ -15,7 +15,7 @@ from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
 from tests.whatif.test_report_browser import probe
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_quick_bench_runs_every_strategy_and_the_peers(tmp_path):
