@@ -43,6 +43,7 @@ from streaming.core.events import (
     Leave,
     Partitions,
     Subscribe,
+    Traffic,
     parse_event,
 )
 from streaming.core.layout import NewPartitions, Relayout, new_partitions
@@ -51,6 +52,7 @@ from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
 from streaming.core.shape import GroupShape, next_shape
 from streaming.core.state_codec import DepartedMember, GroupState, StrategyState, decode, encode
+from streaming.core.traffic import TopicTraffic, group_load
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +114,8 @@ def step_state(
 def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitter) -> GroupState | None:
     """One valid-looking event applied to `old` (left untouched): the new state, or None when nothing
     changed. Raises `InvalidEvent` before emitting anything when the event does not fit the group."""
+    if isinstance(ev, Traffic):
+        return _with_traffic(old, ev)  # no round: the rates count in the metrics of later rounds
     shape = next_shape(old, ev, config.limits)  # 1. validate; the group's next shape
     parts = new_partitions(old, shape)
     rebalance = shape.membership_changed or shape.subscribed_metadata_changed()
@@ -121,12 +125,15 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
+    load = group_load(old.traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members) if old.traffic \
+        else None
+    rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
     rounds.close()
     observed = old.strategies.get(OBSERVED)  # what the real group did: only `generation` events change it
     if isinstance(ev, Generation):
-        strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts)
+        strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts, load)
         _conformance(shape, parts, emit, event_ts)
     elif observed is not None:
         strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
@@ -140,7 +147,36 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=departed,
         departed_partitions=held,
+        traffic=_kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic,
     )
+
+
+def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
+    """`old` with the topic's traffic replaced (the latest event per topic wins); `InvalidEvent` when the group
+    has no partition count for the topic or `rates` has another length."""
+    size = 0
+    for t, n in zip(old.topics, old.sizes.tolist(), strict=True):
+        if t == ev.topic:
+            size = n
+    if not size:
+        raise InvalidEvent(f"field 'topic': the group has no partition count for topic {ev.topic!r} "
+                           "(a partitions or join event gives it)", ev.group)
+    rates = ev.traffic.rates
+    if rates is not None and len(rates) != size:
+        raise InvalidEvent(f"field 'rates': {len(rates)} rates for the {size} partitions of topic {ev.topic!r}",
+                           ev.group)
+    traffic = dict(old.traffic)
+    traffic[ev.topic] = ev.traffic
+    return GroupState(old.topics, old.sizes, old.rack_names, old.rack_bits, old.members, old.strategies, old.departed,
+                      old.departed_partitions, traffic)
+
+
+def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: list[int]) -> dict[str, TopicTraffic]:
+    """The traffic of the topics that still have partitions (a deleted topic's rates go with it)."""
+    gone = {t for t, n in zip(topics, sizes, strict=True) if n == 0}
+    if gone.isdisjoint(traffic):
+        return traffic  # states share it: nothing modifies a state's traffic in place
+    return {t: v for t, v in traffic.items() if t not in gone}
 
 
 def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_ts: int | None) -> None:

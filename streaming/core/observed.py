@@ -23,6 +23,7 @@ from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState
+from streaming.core.traffic import GroupLoad
 
 OBSERVED = "observed"
 
@@ -44,9 +45,10 @@ def relaid(st: StrategyState, lay: Relayout) -> tuple[np.ndarray, np.ndarray]:
 
 
 def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, lay: Relayout,
-                   config: PipelineConfig, emit: Emitter, cause: dict[str, Any], event_ts: int | None
-                   ) -> StrategyState:
-    """The observed state after a `generation` event, emitting its diff record when members carry `assigned`."""
+                   config: PipelineConfig, emit: Emitter, cause: dict[str, Any], event_ts: int | None,
+                   load: GroupLoad | None = None) -> StrategyState:
+    """The observed state after a `generation` event, emitting its diff record when members carry `assigned`;
+    `load`: the event's msgs/s per partition (None: no subscribed topic has traffic)."""
     if st is None:
         st = StrategyState(0, np.full(lay.old_to_new.size, -1, np.int32), np.full(lay.remap.size, -1, np.int32))
     prev_new, gens = relaid(st, lay)
@@ -78,6 +80,8 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
         metrics["skipped_generations"] = skipped
     if outside:
         metrics["unknown_partitions"] = outside
+    if load is not None:
+        metrics.update(load.fields(new_owner.tolist(), len(lay.member_ids)))
     head = {"group": emit.group, "strategy": OBSERVED, "generation": ev.generation,
             "phase": "revoke" if incremental else "eager", "protocol": ev.protocol, "cause": cause}
     emit.diff(head, changes, metrics, event_ts)

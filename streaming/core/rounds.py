@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
+from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
@@ -23,6 +23,7 @@ from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
+from streaming.core.traffic import GroupLoad
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
@@ -58,6 +59,9 @@ class StrategyRounds:
         # what the last `_owned` call's claims come from: (filtered, its owners' bytes), None: not from the owners
         # alone; `_assign` names a round's claims by it (`GroupSpec.claims_key`)
         self._claims_key: tuple[bool, bytes] | None = None
+        # the event's msgs/s per partition (None: no subscribed topic has traffic): every record's load fields, and
+        # what a rate-aware strategy balances (`assignors.RATE_AWARE`)
+        self.load: GroupLoad | None = None
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -120,6 +124,7 @@ class StrategyRounds:
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality, counts=counts,
                                     groups=lay.topic_groups)
+            self._add_load(metrics, new_owner)
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
@@ -152,6 +157,11 @@ class StrategyRounds:
         refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
         if self._spec is not None:
             self._spec.round_results.clear()
+
+    def _add_load(self, metrics: dict[str, Any], owner: np.ndarray) -> None:
+        """A record's load fields (docs/events-and-diffs.md), after its other metrics, for a group with traffic."""
+        if self.load is not None:
+            metrics.update(self.load.fields(owner.tolist(), len(self.lay.member_ids)))
 
     def _rejecting(self, new_owner: np.ndarray, counts: Counts | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
@@ -188,6 +198,7 @@ class StrategyRounds:
         lay = self.lay
         metrics = build_metrics(owner, owner, lay.partition_topic, lay.subscribed, assigned=0, revoked=0, paused=0,
                                 optimality=self.config.optimality)
+        self._add_load(metrics, owner)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": _phase(name, first),
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
@@ -342,6 +353,10 @@ class StrategyRounds:
             return assign_owners(name, spec)
         owned, generations = claims
         key = self._claims_key if disjoint else None
+        if name in RATE_AWARE:
+            rates = None if self.load is None else np.array(self.load.rates, dtype=np.float64)
+            return assign_owners(name, spec.for_round(owned, generations) if not self._listed else
+                                 spec.for_round(None, generations, owned), rates)
         if self._listed:
             return assign_owners(name, spec.for_round(None, generations, owned, disjoint, key))
         return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint, claims_key=key))
@@ -373,6 +388,7 @@ class StrategyRounds:
                                                     lay.union_sizes)
         metrics = build_metrics(prev_new, prev_new, lay.partition_topic, lay.subscribed,
                                 assigned=assigned, revoked=revoked, paused=0, optimality=self.config.optimality)
+        self._add_load(metrics, prev_new)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
         self.emit.diff(head, changes, metrics, self.event_ts)

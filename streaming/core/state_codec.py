@@ -18,6 +18,8 @@ from itertools import accumulate, pairwise
 import numpy as np
 import orjson
 
+from streaming.core.traffic import TopicTraffic, traffic_from_wire
+
 VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
 
@@ -92,11 +94,14 @@ class GroupState:
     # event that made this state (None: not counted; not encoded): the next event updates the count instead of
     # summing every departed member again
     departed_partitions: int | None = field(compare=False, repr=False)
+    # topic -> its latest `traffic` event's rates (topics with metadata only; a deleted topic's are dropped)
+    traffic: dict[str, TopicTraffic]
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
-                 departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None) -> None:
+                 departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
+                 traffic: dict[str, TopicTraffic] | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -105,6 +110,7 @@ class GroupState:
         self.strategies = {} if strategies is None else strategies
         self.departed = {} if departed is None else departed
         self.departed_partitions = departed_partitions
+        self.traffic = {} if traffic is None else traffic
 
     @property
     def num_partitions(self) -> int:
@@ -221,10 +227,13 @@ def encode(state: GroupState) -> bytes:
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
+    if state.traffic:  # a later key: blobs of groups without traffic keep their bytes, older blobs decode as before
+        header["traffic"] = [[topic, *t.wire()] for topic, t in state.traffic.items()]
     # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
-    # at a fraction of the cost; a float (a weight) it may spell otherwise ("1e-5" for "1e-05"), so weights keep json
-    weighted = any(m.weight != 1 for m in state.members)
-    head = _HEADER.encode(header).encode("utf-8") if weighted else orjson.dumps(header)
+    # at a fraction of the cost; a float (a weight, a rate) it may spell otherwise ("1e-5" for "1e-05"), so floats keep
+    # json (both spell a double so that it reads back as the same double)
+    floats = bool(state.traffic) or any(m.weight != 1 for m in state.members)
+    head = _HEADER.encode(header).encode("utf-8") if floats else orjson.dumps(header)
     payload = b"".join([struct.pack("<I", len(head)), head, *w.chunks])
     return bytes([VERSION]) + zlib.compress(payload, _ZLIB_LEVEL)
 
@@ -267,4 +276,5 @@ def decode(blob: bytes) -> GroupState:
         members=members,
         strategies=strategies,
         departed=departed,
+        traffic={entry[0]: traffic_from_wire(entry[1:]) for entry in header.get("traffic", ())},
     )
