@@ -11,10 +11,12 @@ partitions named in (topic name, partition) order; T: the msgs/s of the partitio
 * **Caps.** Member m's fair rate f_m is the sum, over the partitions of topics it subscribes to, of the
   partition's rate divided by its topic's subscriber count (T / M with identical subscriptions); its rate cap is
   `f_m + (1 - 1/M) * r_m`, r_m the highest rate among those partitions. Its zero-rate quota is the same fair
-  share of the partitions without traffic, rounded up (computed exactly).
+  share of the partitions without traffic (computed exactly), rounded down, or up for as many members as the
+  floors leave partitions over (as Kafka's sticky quotas).
 * **Stickiness.** A partition's previous owner is the claimant with the highest generation (ties to the smaller
   id) that still subscribes to its topic. Each member keeps its previous partitions with traffic, the busiest
-  first, while its load stays within its cap, and its previous partitions without traffic up to its quota.
+  first, while its load stays within its cap, and its previous partitions without traffic up to its quota (the
+  rounded-up one going to members with more to keep, in rank order).
 * **The rest**: partitions with traffic, busiest first (longest processing time first, LPT), each to the
   subscribed member with the least msgs/s (ties: rank); then those without traffic, each to the subscribed member
   holding the fewest such partitions (ties: rank).
@@ -62,12 +64,21 @@ class RateBalancedAssignor:
         load = [0.0] * m
         idle = [0] * m  # partitions without traffic held
         kept_first = sorted((p for p in range(n) if previous[p] >= 0), key=lambda p: (-rate[p], name_rank[p]))
+        over: list[list[int]] = [[] for _ in range(m)]  # previous partitions without traffic beyond the floor
         for p in kept_first:
             w, r = previous[p], rate[p]
             if r > 0 and load[w] + r <= caps[w]:
                 owners[p], load[w] = w, load[w] + r
-            elif r == 0 and idle[w] < quotas[w]:
-                owners[p], idle[w] = w, idle[w] + 1
+            elif r == 0:
+                if idle[w] < quotas[w][0]:
+                    owners[p], idle[w] = w, idle[w] + 1
+                else:
+                    over[w].append(p)
+        extra = sum(1 for p in range(n) if rate[p] == 0 and pools[topic_of[p]]) - sum(q[0] for q in quotas)
+        for w in by_rank:  # as many members as the floors leave partitions over keep one more, in rank order
+            if extra > 0 and over[w] and idle[w] < quotas[w][1]:
+                owners[over[w][0]], idle[w] = w, idle[w] + 1
+                extra -= 1
         rest = sorted((p for p in range(n) if owners[p] < 0 and pools[topic_of[p]]),
                       key=lambda p: (-rate[p], name_rank[p]))
         busy = _Least(load, ranks)
@@ -79,8 +90,8 @@ class RateBalancedAssignor:
 
 
 def _caps(rate: list[float], topic_of: list[int], pools: list[tuple[int, ...]], m: int
-          ) -> tuple[list[float], list[int]]:
-    """Each member's rate cap and zero-rate quota (module docstring)."""
+          ) -> tuple[list[float], list[tuple[int, int]]]:
+    """Each member's rate cap and zero-rate quota, its fair share rounded down and up (module docstring)."""
     shares: list[list[float]] = [[] for _ in range(m)]
     highest = [0.0] * m
     idle = [0] * len(pools)  # partitions without traffic per topic
@@ -103,7 +114,7 @@ def _caps(rate: list[float], topic_of: list[int], pools: list[tuple[int, ...]], 
                 fair_idle[w] += share_idle
     slack = 1.0 - 1.0 / m
     caps = [math.fsum(shares[w]) + slack * highest[w] for w in range(m)]
-    return caps, [math.ceil(q) for q in fair_idle]
+    return caps, [(math.floor(q), math.ceil(q)) for q in fair_idle]
 
 
 class _Least:
