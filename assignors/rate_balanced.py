@@ -8,14 +8,13 @@ proves its bounds; tests/assignors/test_rate_balanced.py checks them on random i
 Rules (members ranked by id in Java `String` order, so the result does not depend on the order they come in;
 partitions named in (topic name, partition) order; T: the msgs/s of the partitions a member may hold, M members):
 
-* **Caps.** Member m's fair rate f_m is the sum, over the partitions of topics it subscribes to, of the
-  partition's rate divided by its topic's subscriber count (T / M with identical subscriptions); its rate cap is
-  `f_m + (1 - 1/M) * r_m`, r_m the highest rate among those partitions. Its zero-rate quota is the same fair
-  share of the partitions without traffic (computed exactly), rounded down, or up for as many members as the
-  floors leave partitions over (as Kafka's sticky quotas).
+* **Cap.** The rules below run once as if nobody owned anything (that is LPT from scratch); the most msgs/s
+  one member gets there, L0, is the cap. A member's zero-rate quota is its fair share of the partitions without
+  traffic (each split evenly among its topic's subscribers; computed exactly), rounded down, or up for as many
+  members as the floors leave partitions over (as Kafka's sticky quotas).
 * **Stickiness.** A partition's previous owner is the claimant with the highest generation (ties to the smaller
   id) that still subscribes to its topic. Each member keeps its previous partitions with traffic, the busiest
-  first, while its load stays within its cap, and its previous partitions without traffic up to its quota (the
+  first, while its load stays within the cap, and its previous partitions without traffic up to its quota (the
   rounded-up one going to members with more to keep, in rank order).
 * **The rest**: partitions with traffic, busiest first (longest processing time first, LPT), each to the
   subscribed member with the least msgs/s (ties: rank); then those without traffic, each to the subscribed member
@@ -46,28 +45,45 @@ class RateBalancedAssignor:
         m = spec.num_members
         if m == 0:
             return []
-        n = spec.num_partitions
-        rate: list[float] = [0.0] * n if rates is None else rates.tolist()
         keys = [java_string_key(mid) for mid in spec.member_ids]
         by_rank = sorted(range(m), key=keys.__getitem__)
         rank = np.empty(m, dtype=np.int64)
         rank[by_rank] = np.arange(m)
         ranks: list[int] = rank.tolist()
-        name_rank: list[int] = spec.name_rank.tolist()
-        topic_of: list[int] = spec.partition_topic.tolist()
         subscribers, offsets = spec.topic_subscribers
-        pools = [tuple(sorted(subscribers[offsets[t]:offsets[t + 1]].tolist(), key=ranks.__getitem__))
-                 for t in range(len(spec.topic_names))]
-        caps, quotas = _caps(rate, topic_of, pools, m)
-        previous: list[int] = previous_owner(spec, rank).tolist()
+        group = _Group(
+            [0.0] * spec.num_partitions if rates is None else rates.tolist(), spec.name_rank.tolist(),
+            spec.partition_topic.tolist(), ranks, by_rank,
+            [tuple(sorted(subscribers[offsets[t]:offsets[t + 1]].tolist(), key=ranks.__getitem__))
+             for t in range(len(spec.topic_names))])
+        nobody = [-1] * spec.num_partitions
+        _, fresh = group.place(nobody, math.inf)
+        cap = max(fresh)  # the busiest member of a placement from scratch (LPT)
+        owners, _ = group.place(previous_owner(spec, rank).tolist(), cap)
+        return ids_by_owner(np.array(owners, dtype=np.int64), m)
+
+
+class _Group:
+    """One call's partitions (msgs/s, name order, topic) and members (rank, each topic's subscribers by rank)."""
+
+    def __init__(self, rate: list[float], name_rank: list[int], topic_of: list[int], ranks: list[int],
+                 by_rank: list[int], pools: list[tuple[int, ...]]) -> None:
+        self.rate, self.name_rank, self.topic_of, self.ranks, self.by_rank, self.pools = (
+            rate, name_rank, topic_of, ranks, by_rank, pools)
+        self.quotas = _quotas(rate, topic_of, pools, len(ranks))
+
+    def place(self, previous: list[int], cap: float) -> tuple[list[int], list[float]]:
+        """Owners per partition and msgs/s per member: each member keeps its `previous` partitions with traffic,
+        busiest first, while its load stays within `cap`, and those without up to its quota; the rest go LPT."""
+        rate, name_rank, topic_of, pools, quotas = self.rate, self.name_rank, self.topic_of, self.pools, self.quotas
+        n, m = len(rate), len(self.ranks)
         owners = [-1] * n
         load = [0.0] * m
         idle = [0] * m  # partitions without traffic held
-        kept_first = sorted((p for p in range(n) if previous[p] >= 0), key=lambda p: (-rate[p], name_rank[p]))
         over: list[list[int]] = [[] for _ in range(m)]  # previous partitions without traffic beyond the floor
-        for p in kept_first:
+        for p in sorted((p for p in range(n) if previous[p] >= 0), key=lambda p: (-rate[p], name_rank[p])):
             w, r = previous[p], rate[p]
-            if r > 0 and load[w] + r <= caps[w]:
+            if r > 0 and load[w] + r <= cap:
                 owners[p], load[w] = w, load[w] + r
             elif r == 0:
                 if idle[w] < quotas[w][0]:
@@ -75,46 +91,33 @@ class RateBalancedAssignor:
                 else:
                     over[w].append(p)
         extra = sum(1 for p in range(n) if rate[p] == 0 and pools[topic_of[p]]) - sum(q[0] for q in quotas)
-        for w in by_rank:  # as many members as the floors leave partitions over keep one more, in rank order
+        for w in self.by_rank:  # as many members as the floors leave partitions over keep one more, in rank order
             if extra > 0 and over[w] and idle[w] < quotas[w][1]:
                 owners[over[w][0]], idle[w] = w, idle[w] + 1
                 extra -= 1
-        rest = sorted((p for p in range(n) if owners[p] < 0 and pools[topic_of[p]]),
-                      key=lambda p: (-rate[p], name_rank[p]))
-        busy = _Least(load, ranks)
-        spare = _Least(idle, ranks)
-        for p in rest:
+        busy = _Least(load, self.ranks)
+        spare = _Least(idle, self.ranks)
+        for p in sorted((p for p in range(n) if owners[p] < 0 and pools[topic_of[p]]),
+                        key=lambda p: (-rate[p], name_rank[p])):
             pool = pools[topic_of[p]]
             owners[p] = busy.take(pool, rate[p]) if rate[p] > 0 else spare.take(pool, 1)
-        return ids_by_owner(np.array(owners, dtype=np.int64), m)
+        return owners, load
 
 
-def _caps(rate: list[float], topic_of: list[int], pools: list[tuple[int, ...]], m: int
-          ) -> tuple[list[float], list[tuple[int, int]]]:
-    """Each member's rate cap and zero-rate quota, its fair share rounded down and up (module docstring)."""
-    shares: list[list[float]] = [[] for _ in range(m)]
-    highest = [0.0] * m
+def _quotas(rate: list[float], topic_of: list[int], pools: list[tuple[int, ...]], m: int) -> list[tuple[int, int]]:
+    """Each member's fair share of the partitions without traffic (each split evenly among its topic's
+    subscribers, summed exactly), rounded down and up."""
     idle = [0] * len(pools)  # partitions without traffic per topic
     for p, r in enumerate(rate):
-        t = topic_of[p]
-        pool = pools[t]
-        if r > 0:
-            share = r / len(pool) if pool else 0.0
-            for w in pool:
-                shares[w].append(share)
-                if r > highest[w]:
-                    highest[w] = r
-        else:
-            idle[t] += 1
-    fair_idle = [Fraction(0)] * m
+        if r == 0:
+            idle[topic_of[p]] += 1
+    fair = [Fraction(0)] * m
     for t, pool in enumerate(pools):
         if idle[t] and pool:
-            share_idle = Fraction(idle[t], len(pool))
+            share = Fraction(idle[t], len(pool))
             for w in pool:
-                fair_idle[w] += share_idle
-    slack = 1.0 - 1.0 / m
-    caps = [math.fsum(shares[w]) + slack * highest[w] for w in range(m)]
-    return caps, [(math.floor(q), math.ceil(q)) for q in fair_idle]
+                fair[w] += share
+    return [(math.floor(q), math.ceil(q)) for q in fair]
 
 
 class _Least:

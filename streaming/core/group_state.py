@@ -125,8 +125,8 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
-    load = group_load(old.traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members) if old.traffic \
-        else None
+    traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
+    load = group_load(traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members) if traffic else None
     rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
@@ -147,7 +147,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=departed,
         departed_partitions=held,
-        traffic=_kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic,
+        traffic=traffic,
     )
 
 
