@@ -6,15 +6,17 @@ partition counts 0 and it balances counts like a sticky assignor. docs/traffic.m
 proves its bounds; tests/assignors/test_rate_balanced.py checks them on random inputs.
 
 Rules (members ranked by id in Java `String` order, so the result does not depend on the order they come in;
-partitions named in (topic name, partition) order; T: the msgs/s of the partitions a member may hold, M members):
+partitions named in (topic name, partition) order):
 
-* **Cap.** The rules below run once as if nobody owned anything (that is LPT from scratch); the most msgs/s
-  one member gets there, L0, is the cap. A member's zero-rate quota is its fair share of the partitions without
-  traffic (each split evenly among its topic's subscribers; computed exactly), rounded down, or up for as many
-  members as the floors leave partitions over (as Kafka's sticky quotas).
+* **Caps.** The rules below run once as if nobody owned anything (that is LPT from scratch); the loads the
+  members get there are the caps, handed out among the members with the same subscription by what they held
+  before: the highest cap to the member that held the most msgs/s (ties: rank), as Kafka's sticky quotas give
+  the extra partition to the members that own more. L0, the highest, bounds every cap. A member's zero-rate
+  quota is its fair share of the partitions without traffic (each split evenly among its topic's subscribers;
+  computed exactly), rounded down, or up for as many members as the floors leave partitions over.
 * **Stickiness.** A partition's previous owner is the claimant with the highest generation (ties to the smaller
   id) that still subscribes to its topic. Each member keeps its previous partitions with traffic, the busiest
-  first, while its load stays within the cap, and its previous partitions without traffic up to its quota (the
+  first, while its load stays within its cap, and its previous partitions without traffic up to its quota (the
   rounded-up one going to members with more to keep, in rank order).
 * **The rest**: partitions with traffic, busiest first (longest processing time first, LPT), each to the
   subscribed member with the least msgs/s (ties: rank); then those without traffic, each to the subscribed member
@@ -57,10 +59,30 @@ class RateBalancedAssignor:
             [tuple(sorted(subscribers[offsets[t]:offsets[t + 1]].tolist(), key=ranks.__getitem__))
              for t in range(len(spec.topic_names))])
         nobody = [-1] * spec.num_partitions
-        _, fresh = group.place(nobody, math.inf)
-        cap = max(fresh)  # the busiest member of a placement from scratch (LPT)
-        owners, _ = group.place(previous_owner(spec, rank).tolist(), cap)
+        _, fresh = group.place(nobody, [math.inf] * m)  # a placement from scratch: LPT
+        previous: list[int] = previous_owner(spec, rank).tolist()
+        owners, _ = group.place(previous, _caps(fresh, previous, group.rate, spec.member_topics, ranks))
         return ids_by_owner(np.array(owners, dtype=np.int64), m)
+
+
+def _caps(fresh: list[float], previous: list[int], rate: list[float], member_topics: list[np.ndarray],
+          ranks: list[int]) -> list[float]:
+    """Each member's cap: the loads of the placement from scratch (`fresh`), handed out among the members with the
+    same subscription, the highest to the member that held the most msgs/s before (ties: rank)."""
+    held: list[list[float]] = [[] for _ in fresh]
+    for p, w in enumerate(previous):
+        if w >= 0:
+            held[w].append(rate[p])
+    before = [math.fsum(h) for h in held]
+    alike: dict[tuple[int, ...], list[int]] = {}
+    for w, topics in enumerate(member_topics):
+        alike.setdefault(tuple(sorted(topics.tolist())), []).append(w)
+    caps = [0.0] * len(fresh)
+    for members in alike.values():
+        loads = sorted((fresh[w] for w in members), reverse=True)
+        for w, cap in zip(sorted(members, key=lambda w: (-before[w], ranks[w])), loads, strict=True):
+            caps[w] = cap
+    return caps
 
 
 class _Group:
@@ -72,9 +94,10 @@ class _Group:
             rate, name_rank, topic_of, ranks, by_rank, pools)
         self.quotas = _quotas(rate, topic_of, pools, len(ranks))
 
-    def place(self, previous: list[int], cap: float) -> tuple[list[int], list[float]]:
+    def place(self, previous: list[int], caps: list[float]) -> tuple[list[int], list[float]]:
         """Owners per partition and msgs/s per member: each member keeps its `previous` partitions with traffic,
-        busiest first, while its load stays within `cap`, and those without up to its quota; the rest go LPT."""
+        busiest first, while its load stays within its cap (`caps`), and those without up to its quota; the rest
+        go LPT."""
         rate, name_rank, topic_of, pools, quotas = self.rate, self.name_rank, self.topic_of, self.pools, self.quotas
         n, m = len(rate), len(self.ranks)
         owners = [-1] * n
@@ -83,7 +106,7 @@ class _Group:
         over: list[list[int]] = [[] for _ in range(m)]  # previous partitions without traffic beyond the floor
         for p in sorted((p for p in range(n) if previous[p] >= 0), key=lambda p: (-rate[p], name_rank[p])):
             w, r = previous[p], rate[p]
-            if r > 0 and load[w] + r <= cap:
+            if r > 0 and load[w] + r <= caps[w]:
                 owners[p], load[w] = w, load[w] + r
             elif r == 0:
                 if idle[w] < quotas[w][0]:

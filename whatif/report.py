@@ -81,6 +81,10 @@ STRATEGY_INFO = {
         "custom client-side assignor (this project's), eager", "everything held, every rebalance",
         "a ConsumerPartitionAssignor that sends each member's weight in Subscription userData "
         "(format: docs/assignors.md); not shipped with Kafka"),
+    "rate-balanced": StrategyInfo(
+        "what-if assignor (this project's), eager: balances msgs/s, not partition counts",
+        "everything held, every rebalance",
+        "a ConsumerPartitionAssignor fed each partition's msgs/s (algorithm: docs/traffic.md); not shipped with Kafka"),
     "observed": StrategyInfo(
         "what the group really got: the assignments its recorded generations carry (rebalance capture)",
         "per the recorded protocol", "– (recorded, not computed)"),
@@ -105,6 +109,8 @@ class Round:
     load_max: int
     unassigned: int
     error: bool = False  # Kafka's assignor threw in this round (the record's `error`)
+    rate_min: float | None = None  # msgs/s of the least / most loaded member (None: the group has no traffic)
+    rate_max: float | None = None
 
 
 @dataclass
@@ -121,6 +127,8 @@ class Rebalance:
     paused: int = 0
     imbalance: int = 0
     unassigned: int = 0
+    rate_min: float | None = None  # after the last round (None: the group had no traffic)
+    rate_max: float | None = None
 
     def add(self, r: Round) -> None:
         self.rounds += 1
@@ -130,6 +138,7 @@ class Rebalance:
         self.paused += r.paused
         self.imbalance = r.load_max - r.load_min
         self.unassigned = r.unassigned
+        self.rate_min, self.rate_max = r.rate_min, r.rate_max
 
 
 @dataclass
@@ -150,6 +159,17 @@ class Summary:
     kafka_errors: int = 0
     rank: int = 0
     history: list[Rebalance] = field(default_factory=list, repr=False)
+
+    @property
+    def worst_rate(self) -> tuple[float, float] | None:
+        """(max, min) msgs/s per member after the rebalance whose spread (max - min) was largest; None without
+        traffic."""
+        loaded = [(b.rate_max - b.rate_min, b.rate_max, b.rate_min) for b in self.history
+                  if b.rate_max is not None and b.rate_min is not None]
+        if not loaded:
+            return None
+        _, high, low = max(loaded)
+        return high, low
 
     @property
     def gap(self) -> int | None:
@@ -241,6 +261,8 @@ def _round(rec: dict) -> Round:
         load_max=int(rec["load_max"]),
         unassigned=int(rec["unassigned"]),
         error="error" in rec,
+        rate_min=None if rec.get("rate_min") is None else float(rec["rate_min"]),
+        rate_max=None if rec.get("rate_max") is None else float(rec["rate_max"]),
     )
 
 
@@ -417,8 +439,10 @@ def summary_text(summaries: list[Summary]) -> str:
 
 
 def strategy_lines(summaries: list[Summary]) -> str:
-    """Per group, one line per strategy (ranked): moved, paused, gap to the fewest moves for its loads, worst
-    imbalance — what `rebalance demo` ends with."""
+    """Per group, one line per strategy (ranked): moved, paused, gap to the fewest moves for its loads, and the worst
+    imbalance — what `rebalance demo` ends with. The worst imbalance of a group with traffic is in msgs/s: the
+    most and the least a member consumes after the rebalance where they were furthest apart (`worst_rate`);
+    without traffic, the largest max - min partitions per member."""
     lines: list[str] = []
     width = max((len(row.strategy) for row in summaries), default=0)
     for group in dict.fromkeys(row.group for row in summaries):
@@ -426,8 +450,11 @@ def strategy_lines(summaries: list[Summary]) -> str:
         lines.append(f"{group} ({rows[0].rebalances} rebalances)")
         for row in rows:
             gap = "–" if row.gap is None else f"{row.gap:,}"
+            worst = row.worst_rate
+            imbalance = (f"worst imbalance {row.max_imbalance:>4,}" if worst is None else
+                         f"worst msgs/s per member {worst[0]:>9,.0f} max / {worst[1]:>9,.0f} min")
             lines.append(f"  {row.strategy:<{width}}  moved {row.moves:>7,}  paused {row.paused:>7,}  "
-                         f"gap to fewest moves {gap:>6}  worst imbalance {row.max_imbalance:>4,}")
+                         f"gap to fewest moves {gap:>6}  {imbalance}")
     return "\n".join(lines)
 
 
