@@ -360,6 +360,14 @@ class _Fields:
             raise self.fail(where, f"expected a finite number in [0, {MAX_RATE:g}], got {value}")
         return number
 
+    def rates(self, key: str, values: list, names: list[str] | None = None) -> tuple[float, ...]:
+        """`values` as `rate`s (each checked like one); a bad entry is named `key[i]` (`key.name` with `names`).
+        One pass over the plain case: a comparison rejects negative, non-finite and too large numbers alike."""
+        if all((type(v) is float or type(v) is int) and 0 <= v <= MAX_RATE for v in values):
+            return tuple([float(v) for v in values])
+        return tuple([self.rate(key, f"{key}[{i}]" if names is None else f"{key}.{names[i]}", v)  # names the bad one
+                      for i, v in enumerate(values)])
+
     def traffic(self) -> TopicTraffic:
         """A `traffic` event's rates: `rates` (one number per partition) or `rate` + `keys` + `null_share`."""
         obj = self.obj
@@ -375,8 +383,7 @@ class _Fields:
             if len(raw) > self.limits.max_partitions_per_topic:
                 raise self.fail("rates", f"{len(raw)} rates exceed the limit of "
                                          f"{self.limits.max_partitions_per_topic} partitions")
-            return TopicTraffic(tuple([self.rate("rates", f"rates[{p}]", v) for p, v in enumerate(raw)]), 0.0,
-                                (), (), 0.0)
+            return TopicTraffic(self.rates("rates", raw), 0.0, (), (), 0.0)
         if obj.get("rate") is None:
             raise self.fail("rate", "missing (or give 'rates', one number per partition)")
         rate = self.rate("rate")
@@ -386,11 +393,11 @@ class _Fields:
         if keys is not None:
             if not isinstance(keys, dict):
                 raise self.fail("keys", f"expected an object of key -> weight, got {_json_type(keys)}")
-            for key, weight in keys.items():
+            for key in keys:
                 if not _is_text(key):
                     raise self.fail("keys", "a key contains an unpaired UTF-16 surrogate escape")
-                weights.append(self.rate("keys", f"keys.{key}", weight))
                 hashes.append(murmur2(key.encode("utf-8")) & 0x7FFFFFFF)
+            weights = list(self.rates("keys", list(keys.values()), list(keys)))
         share = obj.get("null_share")
         if share is None:
             null_share = 0.0 if weights else 1.0

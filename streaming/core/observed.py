@@ -81,7 +81,7 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
     if outside:
         metrics["unknown_partitions"] = outside
     if load is not None:
-        metrics.update(load.fields(new_owner.tolist(), len(lay.member_ids)))
+        metrics.update(load.fields(new_owner, len(lay.member_ids)))
     head = {"group": emit.group, "strategy": OBSERVED, "generation": ev.generation,
             "phase": "revoke" if incremental else "eager", "protocol": ev.protocol, "cause": cause}
     emit.diff(head, changes, metrics, event_ts)

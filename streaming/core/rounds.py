@@ -161,7 +161,7 @@ class StrategyRounds:
     def _add_load(self, metrics: dict[str, Any], owner: np.ndarray) -> None:
         """A record's load fields (docs/events-and-diffs.md), after its other metrics, for a group with traffic."""
         if self.load is not None:
-            metrics.update(self.load.fields(owner.tolist(), len(self.lay.member_ids)))
+            metrics.update(self.load.fields(owner, len(self.lay.member_ids)))
 
     def _rejecting(self, new_owner: np.ndarray, counts: Counts | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
@@ -354,7 +354,7 @@ class StrategyRounds:
         owned, generations = claims
         key = self._claims_key if disjoint else None
         if name in RATE_AWARE:
-            rates = None if self.load is None else np.array(self.load.rates, dtype=np.float64)
+            rates = None if self.load is None else self.load.rates
             return assign_owners(name, spec.for_round(owned, generations) if not self._listed else
                                  spec.for_round(None, generations, owned), rates)
         if self._listed:
