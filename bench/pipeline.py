@@ -15,7 +15,8 @@
    The Spark measurements below use the first set; `--skip loop` leaves the loop out unless throughput runs.
    `--traffic SHARE` adds `traffic` events to the generated log (docs/traffic.md): every group's topics get one
    after its first metadata, then one follows a membership event with probability SHARE; the membership events
-   stay the same, so a run with and one without compare the cost of the load fields.
+   stay the same, so a run with and one without compare the cost of traffic; events/s then count every event
+   of the log, traffic events included (CPU seconds compare the same membership events).
 1. Throughput: one generated log (fixed seed) through `local.replay` (the state machine in a plain loop: no
    Spark, no Kafka), `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark,
    local Kafka broker in and out, exactly-once sink), each Spark run next to its *Spark floor*: the same
@@ -558,6 +559,11 @@ def main(argv: list[str] | None = None) -> int:
         if "loop" not in skip or "throughput" not in skip:  # the throughput table compares with the loop
             log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed,
                                traffic=args.traffic)
+            if args.traffic > 0:  # the rates below are over every event of the log, traffic events included
+                from streaming.core.local import line_count
+
+                membership, args.events = args.events, line_count(log)
+                say(f"log: {membership} membership and {args.events - membership} traffic events")
             say(f"log: {args.events} events over {args.groups} groups -> {log}")
             loop = bench_loop(args, log)
         jvm_mib = None

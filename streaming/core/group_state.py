@@ -126,7 +126,8 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
     traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
-    load = group_load(traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members) if traffic else None
+    load = group_load(traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members, old.load) if traffic \
+        else None
     rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
@@ -148,6 +149,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         departed=departed,
         departed_partitions=held,
         traffic=traffic,
+        load=load,
     )
 
 
@@ -173,6 +175,8 @@ def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
 
 def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: list[int]) -> dict[str, TopicTraffic]:
     """The traffic of the topics that still have partitions (a deleted topic's rates go with it)."""
+    if 0 not in sizes:  # no deleted topic: most groups
+        return traffic
     gone = {t for t, n in zip(topics, sizes, strict=True) if n == 0}
     if gone.isdisjoint(traffic):
         return traffic  # states share it: nothing modifies a state's traffic in place

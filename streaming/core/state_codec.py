@@ -18,7 +18,7 @@ from itertools import accumulate, pairwise
 import numpy as np
 import orjson
 
-from streaming.core.traffic import TopicTraffic, traffic_from_wire
+from streaming.core.traffic import GroupLoad, TopicTraffic, traffic_from_wire
 
 VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
@@ -96,12 +96,15 @@ class GroupState:
     departed_partitions: int | None = field(compare=False, repr=False)
     # topic -> its latest `traffic` event's rates (topics with metadata only; a deleted topic's are dropped)
     traffic: dict[str, TopicTraffic]
+    # the load of the event that made this state (None: none; not encoded): the next event reuses it when the
+    # traffic, the partition counts and the subscribed topics are the same (`traffic.group_load`)
+    load: GroupLoad | None = field(compare=False, repr=False)
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
                  departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
-                 traffic: dict[str, TopicTraffic] | None = None) -> None:
+                 traffic: dict[str, TopicTraffic] | None = None, load: GroupLoad | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -111,6 +114,7 @@ class GroupState:
         self.departed = {} if departed is None else departed
         self.departed_partitions = departed_partitions
         self.traffic = {} if traffic is None else traffic
+        self.load = load
 
     @property
     def num_partitions(self) -> int:

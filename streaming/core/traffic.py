@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import numpy as np
 
 MAX_RATE = 1e12  # msgs/s of one partition or topic, and one key weight: sums of them stay far from overflow
+_ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
+_KEPT_FIELDS = 256  # owners whose load fields a `GroupLoad` remembers (the rounds of its events)
 
 
 class TopicTraffic:
@@ -96,11 +98,8 @@ def member_rates(owner: np.ndarray, rates: np.ndarray, num_members: int) -> list
     """msgs/s per member: the fsum of the rates of the partitions it owns (`owner`: member index per partition,
     -1: nobody; a member holding nothing has 0.0). The partitions are grouped by owner with a few numpy calls,
     which cost less than a Python pass over the partitions."""
-    held = owner >= 0
-    who = owner[held]
-    order = who.argsort(kind="stable")
-    values: list[float] = rates[held][order].tolist()
-    bounds: list[int] = who[order].searchsorted(np.arange(num_members + 1)).tolist()
+    values: list[float] = rates[owner.argsort(kind="stable")].tolist()  # nobody's first, then member by member
+    bounds = accumulate(np.bincount(owner + _ONE, minlength=num_members + 1).tolist())
     return [math.fsum(values[a:b]) for a, b in pairwise(bounds)]
 
 
@@ -109,11 +108,14 @@ class GroupLoad:
     deleted ones without partitions), their fsum over the subscribed topics, and `keys_moved` when the event grows
     a subscribed topic with keyed traffic. Made only for a group with traffic for a subscribed topic."""
 
-    def __init__(self, rates: list[float], subscribed: list[bool], keys_moved: dict[str, float]) -> None:
+    def __init__(self, traffic: dict[str, TopicTraffic], sizes: list[int], subscribed_topics: set[str],
+                 rates: list[float], subscribed: list[bool], keys_moved: dict[str, float]) -> None:
+        # what it was made from: the next event reuses it when they are the same (`group_load`)
+        self.traffic, self.sizes, self.subscribed_topics = traffic, sizes, subscribed_topics
         self.rates = np.array(rates, dtype=np.float64)  # what a rate-aware strategy balances
         self.total = math.fsum([r for r, s in zip(rates, subscribed, strict=True) if s])
         self.keys_moved = keys_moved
-        self._fields: dict[tuple[bytes, int], dict[str, object]] = {}  # the event's rounds often share owners
+        self._fields: dict[tuple[bytes, int], dict[str, object]] = {}  # rounds often share owners
 
     def fields(self, owner: np.ndarray, num_members: int) -> dict[str, object]:
         """A diff record's load fields (docs/traffic.md §2) for a round that leaves `owner` (member index per
@@ -127,19 +129,25 @@ class GroupLoad:
                    "rate_max": max(loads) if loads else 0.0}
             if self.keys_moved:
                 out["keys_moved"] = self.keys_moved
+            if len(self._fields) >= _KEPT_FIELDS:
+                self._fields.clear()
             self._fields[key] = out
         return out
 
 
 def group_load(traffic: dict[str, TopicTraffic], old_sizes: list[int], topics: list[str], sizes: list[int],
-               subscriptions: Sequence) -> GroupLoad | None:
+               subscriptions: Sequence, previous: GroupLoad | None) -> GroupLoad | None:
     """The event's `GroupLoad` (None: no subscribed topic has traffic). `old_sizes`: the counts before the event
-    (topics appended since have none); `subscriptions`: the members after it (anything with `.topics`)."""
+    (topics appended since have none); `subscriptions`: the members after it (anything with `.topics`);
+    `previous`: the last event's, returned when made from the same traffic, counts and subscribed topics."""
     subscribed_topics: set[str] = set()
     for m in subscriptions:
         subscribed_topics.update(m.topics)
     if subscribed_topics.isdisjoint(traffic):
         return None
+    if (previous is not None and previous.traffic is traffic and not previous.keys_moved
+            and previous.sizes == sizes and previous.subscribed_topics == subscribed_topics):
+        return previous
     rates: list[float] = []
     subscribed: list[bool] = []
     keys_moved: dict[str, float] = {}
@@ -153,4 +161,4 @@ def group_load(traffic: dict[str, TopicTraffic], old_sizes: list[int], topics: l
         old = old_sizes[t] if t < len(old_sizes) else 0
         if on and tr is not None and tr.keyed and 0 < old != n:
             keys_moved[name] = tr.keys_moved(old, n)
-    return GroupLoad(rates, subscribed, keys_moved)
+    return GroupLoad(traffic, sizes, subscribed_topics, rates, subscribed, keys_moved)
