@@ -11,9 +11,9 @@ partitions named in (topic name, partition) order):
 * **Caps.** The rules below run once as if nobody owned anything (that is LPT from scratch); the loads the
   members get there are the caps, handed out among the members with the same subscription by what they held
   before: the highest cap to the member that held the most msgs/s (ties: rank), as Kafka's sticky quotas give
-  the extra partition to the members that own more. L0, the highest, bounds every cap. A member's zero-rate
-  quota is its fair share of the partitions without traffic (each split evenly among its topic's subscribers;
-  computed exactly), rounded down, or up for as many members as the floors leave partitions over.
+  the extra partition to the members that own more. A member's zero-rate quota is its fair share of the
+  partitions without traffic (each split evenly among its topic's subscribers; computed exactly), rounded down,
+  or up for as many members as the floors leave partitions over.
 * **Stickiness.** A partition's previous owner is the claimant with the highest generation (ties to the smaller
   id) that still subscribes to its topic. Each member keeps its previous partitions with traffic, the busiest
   first, while its load stays within its cap, and its previous partitions without traffic up to its quota (the
