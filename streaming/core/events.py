@@ -21,6 +21,10 @@ from streaming.core.traffic import MAX_RATE, TopicTraffic
 _DEFAULT_LIMITS = Limits()
 # JSON "\\ud800" escapes give strings UTF-8 cannot encode (spelled with chr: mypyc cannot write lone surrogates in C)
 _SURROGATE = re.compile("[" + chr(0xD800) + "-" + chr(0xDFFF) + "]")
+_NUMBER_TYPES: Final = frozenset({int, float})  # JSON numbers (bool is a type of its own here)
+# a traffic key -> toPositive(murmur2(its UTF-8 bytes)): keyed traffic events of a topic repeat their keys
+_KEY_HASHES: Final[dict[str, int]] = {}
+_KEPT_KEY_HASHES: Final = 65_536
 _IS_ASCII: Final = str.isascii  # compiled, called at once, where `s.isascii()` looks the method up (~150 instructions)
 EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group", "traffic")
 
@@ -362,9 +366,11 @@ class _Fields:
 
     def rates(self, key: str, values: list, names: list[str] | None = None) -> tuple[float, ...]:
         """`values` as `rate`s (each checked like one); a bad entry is named `key[i]` (`key.name` with `names`).
-        One pass over the plain case: a comparison rejects negative, non-finite and too large numbers alike."""
-        if all((type(v) is float or type(v) is int) and 0 <= v <= MAX_RATE for v in values):
-            return tuple([float(v) for v in values])
+        The plain case is judged by C loops over the list (types, least, greatest, and the fsum, which is NaN when
+        an entry is: `min` and `max` may step over a NaN); the slow path names the bad entry."""
+        if (values and set(map(type, values)) <= _NUMBER_TYPES and min(values) >= 0 and max(values) <= MAX_RATE
+                and math.isfinite(math.fsum(values))):
+            return tuple(map(float, values))
         return tuple([self.rate(key, f"{key}[{i}]" if names is None else f"{key}.{names[i]}", v)  # names the bad one
                       for i, v in enumerate(values)])
 
@@ -394,9 +400,14 @@ class _Fields:
             if not isinstance(keys, dict):
                 raise self.fail("keys", f"expected an object of key -> weight, got {_json_type(keys)}")
             for key in keys:
-                if not _is_text(key):
-                    raise self.fail("keys", "a key contains an unpaired UTF-16 surrogate escape")
-                hashes.append(murmur2(key.encode("utf-8")) & 0x7FFFFFFF)
+                h = _KEY_HASHES.get(key)
+                if h is None:
+                    if not _is_text(key):
+                        raise self.fail("keys", "a key contains an unpaired UTF-16 surrogate escape")
+                    if len(_KEY_HASHES) >= _KEPT_KEY_HASHES:
+                        _KEY_HASHES.clear()
+                    h = _KEY_HASHES[key] = murmur2(key.encode("utf-8")) & 0x7FFFFFFF
+                hashes.append(h)
             weights = list(self.rates("keys", list(keys.values()), list(keys)))
         share = obj.get("null_share")
         if share is None:
