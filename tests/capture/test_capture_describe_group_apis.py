@@ -77,3 +77,44 @@ def test_a_running_capture_says_it_once(kafka_bootstrap, classic_group) -> None:
     err = progress.getvalue()
     assert err.count("poll done") == 3
     assert len(notes(err)) == (0 if has_kip848(kafka_bootstrap) else 1)
+
+
+def test_consumer_protocol_groups_are_captured_from_a_kip848_broker(kafka_bootstrap, unique_topic, tmp_path,
+                                                                    capsys) -> None:
+    """Three librdkafka consumers with group.protocol=consumer (server-side `uniform`): the captured generation
+    gives each the partitions its client holds, and conforms. Needs a broker with KIP-848's APIs (Apache
+    Kafka 4: KAFKA_BOOTSTRAP=host:port); skipped with the reason on one without."""
+    if not has_kip848(kafka_bootstrap):
+        pytest.skip("the broker has no KIP-848 group APIs (ConsumerGroupDescribe, ListGroups v5): run with "
+                    "KAFKA_BOOTSTRAP set to an Apache Kafka 4 broker")
+    from confluent_kafka import Consumer
+
+    from streaming.cli.main import main
+
+    topic = unique_topic("kip848", partitions=6)
+    group = f"grp-{uuid.uuid4().hex[:8]}"
+    consumers = [Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group, "client.id": f"c{i}",
+                           "group.protocol": "consumer", "group.remote.assignor": "uniform",
+                           "enable.auto.commit": False}) for i in range(3)]
+    try:
+        for c in consumers:
+            c.subscribe([topic])
+        held: dict[str, list[int]] = {}
+        for _ in range(600):  # until the three hold the six partitions between them (a stalled group fails below)
+            for c in consumers:
+                c.poll(0.1)
+            held = {f"c{i}": sorted(tp.partition for tp in c.assignment()) for i, c in enumerate(consumers)}
+            if sorted(p for ps in held.values() for p in ps) == list(range(6)) and all(held.values()):
+                break
+        out = tmp_path / "kip848.jsonl"
+        assert main(["capture", "--bootstrap", kafka_bootstrap, "--source", "describe", "--once", "--groups",
+                     f"^{group}$", "--out", str(out)]) == 0
+    finally:
+        for c in consumers:
+            c.close()
+    events = [json.loads(line) for line in out.read_text().splitlines()]
+    (gen,) = [e for e in events if e["type"] == "generation"]
+    assert gen["protocol"] == "uniform"
+    assert {m["client_id"]: m["assigned"].get(topic, []) for m in gen["members"].values()} == held
+    capsys.readouterr()
+    assert main(["conformance", str(out)]) == 0
