@@ -301,8 +301,9 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
                   progress: IO[str] | None, told: set[str] | None = None) -> tuple[list[Event], list[str]]:
     """One poll: ListGroups on every broker, DescribeGroups for classic groups, ConsumerGroupDescribe for
     consumer-protocol (KIP-848) groups, and a metadata refresh. Returns the events it completes and the
-    reasons of the groups that could not be read (reported, skipped). A line in `told` (what the capture
-    does instead of describing consumer-protocol groups) is printed once."""
+    reasons of the member data and answers that could not be decoded (reported, skipped; `--strict` stops
+    on them). Groups that could not be described are reported and skipped. The line saying what the capture
+    does instead of describing consumer-protocol groups is printed once per `told` set."""
     now = int(time.time() * 1000)
     bad: list[str] = []
     listing = list_groups(admin)
@@ -339,10 +340,12 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
             bad.append(got.reason)
             continue
         events.extend(got)
-    groups, problems = describe_consumer_groups(admin, consumer)
-    for problem in problems:
-        print(f"capture: {problem}", file=progress, flush=True)
-    bad.extend(problems)
-    for g in groups:
+    found = describe_consumer_groups(admin, consumer)
+    for line in found.skipped:
+        print(f"capture: {line}; skipped", file=progress, flush=True)
+    for line in found.undecodable:
+        print(f"capture: undecodable {line}", file=progress, flush=True)
+    bad.extend(found.undecodable)
+    for g in found.groups:
         events.extend(translator.consumer_group(g, now))
     return events, bad

@@ -155,40 +155,46 @@ def list_groups(admin: KafkaAdminClient) -> GroupListing:
     return listing
 
 
-def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Sequence[str]
-                             ) -> tuple[list[DescribedConsumerGroup], list[str]]:
-    """ConsumerGroupDescribe of `group_ids` at their coordinators: the groups described, and one line per
-    group that could not be (a coordinator without the API, an authorization error, an answer that does
-    not decode). Groups that moved, are loading or were just deleted are left for the next poll."""
+@dataclass
+class ConsumerGroupsDescribed:
+    groups: list[DescribedConsumerGroup] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # why a group was not described (no API, an error code)
+    undecodable: list[str] = field(default_factory=list)  # answers that do not follow the schema
+
+
+def describe_consumer_groups(admin: KafkaAdminClient, group_ids: Sequence[str]) -> ConsumerGroupsDescribed:
+    """ConsumerGroupDescribe of `group_ids` at their coordinators: the groups described, one line per group
+    that could not be (a coordinator without the API, an error such as an authorization failure), one per
+    answer that does not decode. Groups that moved, are loading or were just deleted are left for the next
+    poll."""
+    result = ConsumerGroupsDescribed()
     if not group_ids:
-        return [], []
+        return result
     coordinators = admin._manager.run(admin._find_coordinator_ids, list(group_ids))
     by_node: dict[int, list[str]] = defaultdict(list)
     for group in group_ids:
         by_node[coordinators[group]].append(group)
-    problems: list[str] = []
     requests = []
     for node, groups in sorted(by_node.items()):
         broker = _api_versions(admin, node).get(CONSUMER_GROUP_DESCRIBE_REQUEST.api_key)
         version = negotiate(CONSUMER_GROUP_DESCRIBE_REQUEST, broker)
         if version is None:
-            problems.extend(f"group {g!r}: its coordinator, broker {node}, has no ConsumerGroupDescribe"
-                            for g in groups)
+            result.skipped.extend(f"group {g!r}: its coordinator, broker {node}, has no ConsumerGroupDescribe"
+                                  for g in groups)
             continue
         requests.append((node, _RawRequest(CONSUMER_GROUP_DESCRIBE_REQUEST, version,
                                            consumer_group_describe_request(version, groups))))
-    described: list[DescribedConsumerGroup] = []
     for (node, request), body in zip(requests, _send_all(admin, requests), strict=True):
         try:
             answer = parse_consumer_group_describe(request.API_VERSION, body)
         except WireError as exc:
-            problems.append(f"ConsumerGroupDescribe v{request.API_VERSION} answer of broker {node}: {exc}")
+            result.undecodable.append(f"ConsumerGroupDescribe v{request.API_VERSION} answer of broker {node}: {exc}")
             continue
         for g in answer:
             if g.error_code == 0:
-                described.append(g)
+                result.groups.append(g)
             elif g.error_code not in _TRANSIENT:
                 name = Errors.for_code(g.error_code).__name__
-                problems.append(f"group {g.group_id!r}: ConsumerGroupDescribe error {name}"
-                                + (f" ({g.error_message})" if g.error_message else ""))
-    return described, problems
+                result.skipped.append(f"group {g.group_id!r}: ConsumerGroupDescribe error {name}"
+                                      + (f" ({g.error_message})" if g.error_message else ""))
+    return result
