@@ -33,6 +33,7 @@ Records that cannot be decoded are returned as `Undecodable` (position + reason)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -339,10 +340,11 @@ class Translator:
         if st.generation == epoch:
             return []
         previous = st.members if st.generation == epoch - 1 else None
+        cluster = functools.cache(lambda: tuple(self.cluster_topics()))  # asked once, for regex subscriptions
         members: dict[str, dict[str, Any]] = {}
         for m in d.members:
-            out: dict[str, Any] = {"topics": self._subscription(m.subscribed_topic_names, m.subscribed_topic_regex),
-                                   "rack": m.rack_id, "instance_id": m.instance_id}
+            topics = self._subscription(m.subscribed_topic_names, m.subscribed_topic_regex, cluster)
+            out: dict[str, Any] = {"topics": topics, "rack": m.rack_id, "instance_id": m.instance_id}
             if m.subscribed_topic_regex is not None:
                 out["topic_regex"] = m.subscribed_topic_regex
             if previous is None:
@@ -358,7 +360,8 @@ class Translator:
         protocol = SERVER_ASSIGNORS.get(d.assignor_name, d.assignor_name)
         return self._generation(d.group_id, st, epoch, protocol, None, members, None, ts)
 
-    def _subscription(self, names: Iterable[str], regex: str | None) -> list[str]:
+    def _subscription(self, names: Iterable[str], regex: str | None,
+                      cluster: Callable[[], Iterable[str]]) -> list[str]:
         """Subscribed topic names, then the cluster's topics a regex subscription matches in full (as the
         coordinator's RE2J `matches()`; Python's `re` reads the common syntax alike)."""
         topics = list(names)
@@ -369,7 +372,7 @@ class Translator:
         except re.error:
             self.stats["unreadable_topic_regexes"] += 1
             return topics
-        return topics + sorted(t for t in self.cluster_topics() if t not in topics and pattern.fullmatch(t))
+        return topics + sorted(t for t in cluster() if t not in topics and pattern.fullmatch(t))
 
     def _assigned(self, st: _Group, partitions: Iterable[TopicAssignment]) -> dict[str, list[int]]:
         return _by_topic(tuple((t.topic_name or self._topic(st, t.topic_id), t.partitions) for t in partitions))
