@@ -8,10 +8,12 @@ order per partition (all of a group's records share a partition, so per-group or
 counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
 interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
 
-`--source describe` polls ListGroups + DescribeGroups every poll interval, for clusters whose offsets topic
-is not readable: a Stable or Empty consumer group whose members or assignments differ from the last poll
-becomes a `generation` event (numbered by the capture), a group that disappeared a `delete_group`. It only
-sees what is there at each poll.
+`--source describe` polls ListGroups every poll interval, for clusters whose offsets topic is not readable:
+DescribeGroups for classic groups (a Stable or Empty group whose members or assignments differ from the
+last poll, or that an earlier poll saw rebalancing, becomes a `generation` event numbered by the capture,
+with the rebalance's observed duration), ConsumerGroupDescribe for KIP-848 consumer groups where the
+cluster has it (one `generation` event per target-assignment epoch seen; `streaming.kafka.group_client`);
+a group that disappeared becomes a `delete_group`. It only sees what is there at each poll.
 
 `--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
 together with a marker holding the offsets-topic positions they came from, in ONE transaction
@@ -26,12 +28,10 @@ removed records in between (compaction of the offsets topic keeps only the lates
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +43,13 @@ from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
 from streaming.kafka.coordinator_events import Event, Translator, Undecodable
 from streaming.kafka.coordinator_records import MemberMetadata
+from streaming.kafka.group_client import describe_consumer_groups, list_groups
+from streaming.kafka.group_messages import ListedGroup
 from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
 from streaming.kafka.transactions import last_marker, write_batch
+from streaming.kafka.wire import kafka_topic_id
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _EVENT_LIMIT = Limits().max_event_bytes
@@ -130,11 +133,6 @@ class TopicMetadata:
             if t.get("error_code", 0) == 0 and t.get("partitions"):
                 out[t["name"]] = len(t["partitions"])
         return out
-
-
-def kafka_topic_id(value: uuid.UUID) -> str:
-    """A topic id as Kafka prints it (URL-safe base64, no padding), as the decoder gives it."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
 
 
 def written_events(path: Path) -> list[Event]:
@@ -277,10 +275,11 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
                                                 "admin"))
     try:
         metadata = TopicMetadata(admin)
-        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id)
+        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id, admin.list_topics)
         translator.seed(previous)
+        told: set[str] = set()
         while True:
-            events, bad = describe_poll(admin, translator, metadata, progress)
+            events, bad = describe_poll(admin, translator, metadata, progress, told)
             _write(out, events, progress)
             if bad and settings.strict:
                 raise CaptureFailed(f"{bad[0]} (--strict)")
@@ -299,22 +298,40 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
 
 
 def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: TopicMetadata,
-                  progress: IO[str]) -> tuple[list[Event], list[str]]:
-    """One ListGroups + DescribeGroups round (and a metadata refresh): the events it completes, and the
-    reasons of the groups whose member data could not be decoded (reported, skipped)."""
+                  progress: IO[str] | None, told: set[str] | None = None) -> tuple[list[Event], list[str]]:
+    """One poll: ListGroups on every broker, DescribeGroups for classic groups, ConsumerGroupDescribe for
+    consumer-protocol (KIP-848) groups, and a metadata refresh. Returns the events it completes and the
+    reasons of the member data and answers that could not be decoded (reported, skipped; `--strict` stops
+    on them). Groups that could not be described are reported and skipped. The line saying what the capture
+    does instead of describing consumer-protocol groups is printed once per `told` set."""
     now = int(time.time() * 1000)
     bad: list[str] = []
-    listed = [g["group_id"] for g in admin.list_groups() if g.get("protocol_type") == "consumer"]
-    wanted = [g for g in listed if translator.groups is None or translator.groups.search(g)]
+    listing = list_groups(admin)
+    if listing.note is not None and listing.note not in (told if told is not None else ()):
+        print(f"capture: {listing.note}", file=progress, flush=True)
+        if told is not None:
+            told.add(listing.note)
+
+    def wanted(g: ListedGroup) -> bool:
+        return translator.groups is None or translator.groups.search(g.group_id) is not None
+
+    classic = [g.group_id for g in listing.groups
+               if g.protocol_type == "consumer" and g.group_type in (None, "classic") and wanted(g)]
+    consumer = [g.group_id for g in listing.groups if g.group_type == "consumer" and wanted(g)]
     # metadata first: a rebalance caused by a partition increase then follows the `partitions` event
     events: list[Event] = translator.metadata(metadata.refresh(), now)
-    for group in sorted(set(translator.state) - set(wanted)):
+    for group in sorted(set(translator.state) - set(classic) - set(consumer)):
         events.extend(translator.gone(group, now))
-    described = admin.describe_groups(wanted) if wanted else {}
-    for group in wanted:
+    described = admin.describe_groups(classic) if classic else {}
+    for group in classic:
         d = described.get(group)
-        if d is None or d.error_code or d.protocol_type != "consumer" or d.group_state not in ("Stable", "Empty"):
-            continue  # mid-rebalance (or gone meanwhile): the next poll sees how it ends
+        if d is None or d.error_code or d.protocol_type != "consumer":
+            continue  # gone meanwhile: the next poll sees it
+        if d.group_state in ("PreparingRebalance", "CompletingRebalance"):
+            translator.rebalancing(group, now)  # the next poll that sees it settled times the rebalance
+            continue
+        if d.group_state not in ("Stable", "Empty"):
+            continue
         members = [MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host, -1, -1,
                                   m.member_metadata, m.member_assignment) for m in d.members]
         got = translator.described(group, d.protocol_data or None, members, now)
@@ -323,4 +340,12 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
             bad.append(got.reason)
             continue
         events.extend(got)
+    found = describe_consumer_groups(admin, consumer)
+    for line in found.skipped:
+        print(f"capture: {line}; skipped", file=progress, flush=True)
+    for line in found.undecodable:
+        print(f"capture: undecodable {line}", file=progress, flush=True)
+    bad.extend(found.undecodable)
+    for g in found.groups:
+        events.extend(translator.consumer_group(g, now))
     return events, bad
