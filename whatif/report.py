@@ -7,7 +7,9 @@ that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order
 membership (restarts that took a member's place without a rebalance), the charts (partitions moved next to
 the fewest moves any assignment with the strategy's own loads could have made — `min_moves`, see
 `assignors.optimality` — the optimality gap, partitions paused, load imbalance and cumulative movement, on
-the event-time axis) and the final assignment per strategy. A new concern is a new lane function.
+the event-time axis), the load lane of a group with traffic (msgs/s from the least loaded to the hottest
+member after each rebalance, the rate imbalance per strategy, the keys a growing keyed topic moved: contract
+§7) and the final assignment per strategy. A new concern is a new lane function.
 
 A *rebalance* is one triggering event: an eager or KIP-848 round, or a cooperative revoke round with its
 follow-ups; its numbers are the sums over its rounds (imbalance: after its last round).

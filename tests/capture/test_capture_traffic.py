@@ -32,6 +32,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from assignors.partitioner import murmur2, to_positive
 from streaming.cli.main import main as cli
 from streaming.kafka.capture import CaptureSettings, capture_describe, capture_offsets
+from streaming.kafka.consumer import read_to_end
 
 pytestmark = pytest.mark.kafka
 
@@ -124,9 +125,10 @@ def until(out: io.StringIO, enough: Callable[[list[dict]], bool]) -> Callable[[]
     return lambda: enough([json.loads(line) for line in out.getvalue().splitlines()])
 
 
-def test_once_from_the_offsets_topic_measures_one_interval(kafka_bootstrap, unique_topic, traffic, tmp_path):
+@pytest.mark.parametrize("output", ["file", "events-topic"])
+def test_once_from_the_offsets_topic_measures_one_interval(kafka_bootstrap, unique_topic, traffic, tmp_path, output):
     """The CLI, `--source offsets --once --traffic-interval 6`: a group recorded in a stand-in offsets topic,
-    one measured interval per topic after its history."""
+    one measured interval per topic after its history, in a file or in the events topic (keyed by group)."""
     keyed, null_key = traffic
     group = f"traffic-{uuid.uuid4().hex[:8]}"
     offsets_topic = unique_topic("offsets", 1)
@@ -139,10 +141,18 @@ def test_once_from_the_offsets_topic_measures_one_interval(kafka_bootstrap, uniq
                   value=enc.value(2, 3, protocol_type="consumer", generation=1, protocol="range", leader="c-1",
                                   current_state_timestamp=1_732_200_000_000, members=[member])).get(timeout=30)
     producer.close()
-    out = tmp_path / "captured.jsonl"
-    assert cli(["capture", "--bootstrap", kafka_bootstrap, "--offsets-topic", offsets_topic, "--once",
-                "--traffic-interval", "6", "--out", str(out)]) == 0
-    events = [json.loads(line) for line in out.read_text().splitlines()]
+    argv = ["capture", "--bootstrap", kafka_bootstrap, "--offsets-topic", offsets_topic, "--once",
+            "--traffic-interval", "6"]
+    if output == "file":
+        out = tmp_path / "captured.jsonl"
+        assert cli([*argv, "--out", str(out)]) == 0
+        events = [json.loads(line) for line in out.read_text().splitlines()]
+    else:
+        events_topic = f"captured-{uuid.uuid4().hex[:8]}"
+        assert cli([*argv, "--events-topic", events_topic]) == 0
+        records = read_to_end(kafka_bootstrap, events_topic)
+        assert {r.key for r in records} == {group.encode()}
+        events = [json.loads(r.value) for r in records]  # one group: one partition, in order
     assert [e["type"] for e in events] == ["partitions", "generation", "traffic", "traffic"]
     check_rates(events, group, keyed, null_key)
 
