@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
                    help="metadata (and describe) polling period (default: %(default)s)")
     p.add_argument("--strict", action="store_true", help="exit 1 at the first undecodable record")
+    p.add_argument("--traffic-interval", type=float, default=None, metavar="SECONDS",
+                   help="also measure the groups' topics' traffic: `rates` traffic events (msgs/s from end-offset "
+                        "growth) per group and topic every SECONDS (--once: one interval at the end)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.capture:run")
 

@@ -1,8 +1,9 @@
 """`rebalance exporter` scraped by a real Prometheus server (Debian's `prometheus`, which test.sh installs; a
 missing binary fails this test), queried through Prometheus's HTTP API.
 
-The diffs topic is filled with the diff records of four bundled histories and of a small captured log
-(generation events: the `observed` strategy, a gap of skipped generations), replayed by the plain-Python
+The diffs topic is filled with the diff records of four bundled histories, of a small captured log
+(generation events: the `observed` strategy, a gap of skipped generations; captured traffic) and of a
+group whose keyed topic grows (load in msgs/s, keys moved; contract §7), replayed by the plain-Python
 pipeline (`streaming.core.local`) and produced the way the exactly-once sink writes them: keyed by group,
 inside committed transactions. Spark is left out on purpose: `serve` writes the same records (tested by
 test_replay_vs_serve.py), and a Spark run would only cost this 2-core machine a minute. An aborted
@@ -43,6 +44,7 @@ pytestmark = pytest.mark.kafka
 
 HISTORIES = ("rolling-deploy", "flapping-member", "static-restarts", "mixed-subscriptions")
 DRILL_DOWN_GROUP = "orders-app"  # the captured group below: strategies, observed and conformance
+GROWTH_GROUP = "clicks-app"  # keyed traffic on a topic that grows: keys_moved
 
 
 def captured_log(path: Path) -> Path:
@@ -55,6 +57,8 @@ def captured_log(path: Path) -> Path:
 
     ts = 1_732_200_000_000
     events = [{"group": DRILL_DOWN_GROUP, "type": "partitions", "partitions": {"orders": 6}, "ts": ts},
+              {"group": DRILL_DOWN_GROUP, "type": "traffic", "topic": "orders", "rates": [310.5, 80, 0, 120, 45, 12],
+               "ts": ts},  # as `rebalance capture --traffic-interval` writes it
               gen(1, "range", {"c-1": [0, 1, 2], "c-2": [3, 4, 5]}, ts + 1000),
               gen(2, "range", {"c-1": [0, 1], "c-2": [2, 3], "c-3": [4, 5]}, ts + 2000),
               gen(5, "range", {"c-1": [0, 1, 2, 5], "c-3": [3, 4]}, ts + 3000),
@@ -63,10 +67,24 @@ def captured_log(path: Path) -> Path:
     return path
 
 
+def growth_log(path: Path) -> Path:
+    """Keyed traffic with a hot key on a topic that grows from 4 to 6 partitions under it."""
+    ts = 1_732_200_000_000
+    events = [{"group": GROWTH_GROUP, "type": "partitions", "partitions": {"clicks": 4}, "ts": ts},
+              *({"group": GROWTH_GROUP, "type": "join", "member": m, "topics": ["clicks"], "ts": ts + n * 1000}
+                for n, m in enumerate(("c-1", "c-2", "c-3"), 1)),
+              {"group": GROWTH_GROUP, "type": "traffic", "topic": "clicks", "rate": 2000, "null_share": 0.2,
+               "keys": {"user-1": 10, "user-2": 3, "user-3": 1, "user-4": 1, "user-5": 1}, "ts": ts + 4000},
+              {"group": GROWTH_GROUP, "type": "partitions", "partitions": {"clicks": 6}, "ts": ts + 5000}]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
 def pipeline_records(log: Path) -> tuple[list[bytes], list[bytes]]:
-    """(diff records of the bundled histories and of the captured log, conformance records of the log)."""
+    """(diff records of the bundled histories, the captured log and the growth log, conformance records of the
+    captured log)."""
     config = PipelineConfig(strategies=parse_strategies("all"))
-    logs = [*(sample_path(name) for name in HISTORIES), log]
+    logs = [*(sample_path(name) for name in HISTORIES), log, growth_log(log.with_name("growth.jsonl"))]
     diffs = [r.value for path in logs
              for r in replay(read_jsonl(path), config, max_events_per_batch=None) if r.kind == "diff"]
     out = io.StringIO()
@@ -162,7 +180,7 @@ def test_stored_counters_equal_the_sums_over_the_committed_diff_records(scraped)
         stored = {(s["metric"]["group"], s["metric"]["strategy"]): int(float(s["value"][1]))
                   for s in prometheus.query(metric)}
         assert stored == dict(expected), metric
-    assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES) + 1
+    assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES) + 2
     health = {s["metric"].get("topic", ""): float(s["value"][1])
               for s in prometheus.query('rebalance_exporter_decode_errors_total{topic=~"prom-diffs-.*"}')}
     assert list(health.values()) == [1.0]  # the bad record; the aborted transaction is never read
@@ -189,3 +207,22 @@ def test_every_dashboard_query_is_valid_and_returns_data(scraped):
     assert len(queries) > 20
     empty = [title for title, expr in queries if not prometheus.query(expand(expr, values))]
     assert empty == []
+
+
+def test_load_gauges_are_the_last_rounds_msgs_per_second(scraped):
+    """rate_max / rate_min / rate_total of each (group, strategy)'s last round with traffic, and the keys moved
+    by the growth of a topic with keyed traffic, as Prometheus stored them."""
+    prometheus, values, _ = scraped
+    last: dict[tuple[str, str], dict] = {}
+    moved: dict[tuple[str, str], float] = {}
+    for r in map(json.loads, values):
+        last[(r["group"], r["strategy"])] = r
+        moved.update({(r["group"], t): share for t, share in r.get("keys_moved", {}).items()})
+    for field in ("rate_max", "rate_min", "rate_total"):
+        stored = {(s["metric"]["group"], s["metric"]["strategy"]): float(s["value"][1])
+                  for s in prometheus.query(f"rebalance_{field}_messages_per_second")}
+        expected = {key: float(r[field]) for key, r in last.items() if field in r}
+        assert stored == expected and {g for g, _ in expected} >= {DRILL_DOWN_GROUP, GROWTH_GROUP}, field
+    stored = {(s["metric"]["group"], s["metric"]["topic"]): float(s["value"][1])
+              for s in prometheus.query("rebalance_keys_moved_ratio")}
+    assert stored == moved and (GROWTH_GROUP, "clicks") in stored
