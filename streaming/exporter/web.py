@@ -1,0 +1,156 @@
+"""The exporter's HTTP endpoint: plain HTTP, or with a web config (`web_config.py`) HTTPS only, with
+basic auth, client certificates and response headers as Prometheus's exporter-toolkit applies them.
+
+Every connection is handled in its own daemon thread, the TLS handshake included, so a slow or hostile
+client never holds up the others or keeps the process alive. A plain HTTP request to the TLS port gets
+the answer Go's servers give (400, "Client sent an HTTP request to an HTTPS server."), which tells
+whoever set up the scrape to use `scheme: https`, and no metrics.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import bcrypt
+
+from streaming.exporter.web_config import WebConfig
+
+REALM = "rebalance exporter"
+HANDSHAKE_TIMEOUT_S = 10.0  # a client that opens a connection and sends nothing is dropped after this
+PLAIN_HTTP_REPLY = (b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+                    b"Client sent an HTTP request to an HTTPS server.\n")
+BCRYPT_MAX_PASSWORD = 72  # bcrypt reads no further; Go's bcrypt ignores the rest, Python's refuses it
+VERIFIED_CACHE = 100  # credentials that matched, remembered so a scrape costs one bcrypt check per restart
+
+App = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def serve(host: str, port: int, app: App, web: WebConfig | None) -> int:
+    """Serve `app` in a daemon thread (over TLS with auth when `web` is given); returns the port bound."""
+    if web is None:
+        server = make_server(host, port, app, _Server, handler_class=_QuietHandler)
+    else:
+        server = make_server(host, port, secured(app, web), _TLSServer, handler_class=_QuietHandler)
+        server.web = web
+    threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
+    return int(server.server_port)
+
+
+def secured(app: App, web: WebConfig) -> App:
+    """`app` behind the web config's basic auth, with its headers on every response (401s included)."""
+    auth = BasicAuth(web.users) if web.users else None
+    extra = list(web.headers.items())
+
+    def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            return start_response(status, headers + extra, exc_info)
+
+        if auth is not None and not auth.allows(environ.get("HTTP_AUTHORIZATION")):
+            body = b"Unauthorized\n"
+            start("401 Unauthorized", [("WWW-Authenticate", f'Basic realm="{REALM}"'),
+                                       ("Content-Type", "text/plain; charset=utf-8"),
+                                       ("Content-Length", str(len(body)))])
+            return [body]
+        return app(environ, start)
+
+    return wrapped
+
+
+class BasicAuth:
+    """Credentials checked against bcrypt hashes. An unknown user's password is checked against a
+    configured hash all the same, so the answer takes as long as for a known user and timing does not
+    tell which users exist. One check runs at a time (bcrypt is meant to be slow: parallel guesses would
+    take every core); credentials that matched are remembered by digest, as the toolkit caches them."""
+
+    def __init__(self, users: Mapping[str, bytes]) -> None:
+        self.users = dict(users)
+        self.decoy = self.users[min(self.users)]
+        self.lock = threading.Lock()
+        self.verified: set[bytes] = set()
+
+    def allows(self, authorization: str | None) -> bool:
+        credentials = _basic_credentials(authorization)
+        if credentials is None:
+            return False
+        user, password = credentials
+        hashed = self.users.get(user)
+        digest = hashlib.sha256(b"\0".join((user.encode(errors="surrogateescape"), hashed or b"", password))
+                                ).digest()
+        if hashed is not None and digest in self.verified:
+            return True
+        with self.lock:
+            matches = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD], hashed or self.decoy)
+        if not (matches and hashed is not None):
+            return False
+        if len(self.verified) >= VERIFIED_CACHE:
+            self.verified.clear()
+        self.verified.add(digest)
+        return True
+
+
+def _basic_credentials(authorization: str | None) -> tuple[str, bytes] | None:
+    """(user, password) of an `Authorization: Basic ...` header, as Go's `Request.BasicAuth` reads it."""
+    if not authorization or authorization[:6].lower() != "basic ":
+        return None
+    try:
+        decoded = base64.b64decode(authorization[6:], validate=True)
+    except ValueError:
+        return None
+    user, sep, password = decoded.partition(b":")
+    if not sep:
+        return None
+    return user.decode("utf-8", errors="surrogateescape"), password
+
+
+def _san_values(cert: dict[str, Any]) -> set[str]:
+    """A verified certificate's DNS names, e-mail addresses, IP addresses (in Go's notation) and URIs."""
+    out = set()
+    for kind, value in cert.get("subjectAltName", ()):
+        if kind == "IP Address":
+            out.add(str(ipaddress.ip_address(value.strip())))
+        elif kind in ("DNS", "email", "URI"):
+            out.add(value)
+    return out
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a hung scrape never keeps the process alive
+
+
+class _TLSServer(_Server):
+    """Connections are TLS: handshake (and the client certificate's SAN check) in the connection's thread."""
+
+    web: WebConfig
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        request.settimeout(HANDSHAKE_TIMEOUT_S)
+        try:
+            first = request.recv(1, socket.MSG_PEEK)
+            if first != b"\x16":  # not a TLS handshake record
+                if first.isalpha():  # an HTTP method: plain HTTP to the TLS port
+                    request.recv(65536)
+                    request.sendall(PLAIN_HTTP_REPLY)
+                return
+            conn = self.web.tls.wrap_socket(request, server_side=True)
+        except OSError:  # a failed handshake (ssl.SSLError) or a vanished client
+            return
+        try:
+            sans = self.web.allowed_sans
+            if sans is not None and not _san_values(conn.getpeercert() or {}) & sans:
+                return
+            super().finish_request(conn, client_address)
+        finally:
+            conn.close()
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # one line per scrape would drown the log
+        pass
