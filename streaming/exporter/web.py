@@ -147,6 +147,8 @@ class _TLSServer(_Server):
             if sans is not None and not _san_values(conn.getpeercert() or {}) & sans:
                 return
             super().finish_request(conn, client_address)
+        except OSError:  # the client went away or broke the TLS stream mid-request: nothing to answer
+            return
         finally:
             conn.close()
 
