@@ -1,5 +1,6 @@
 """The exporter's HTTP endpoint: plain HTTP, or with a web config (`web_config.py`) HTTPS only, with
-basic auth, client certificates and response headers as Prometheus's exporter-toolkit applies them.
+client certificates, a rate limit, basic auth and response headers as Prometheus's exporter-toolkit
+applies them.
 
 Every connection is handled in its own daemon thread, the TLS handshake included, so a slow or hostile
 client never holds up the others or keeps the process alive. A plain HTTP request to the TLS port gets
@@ -14,6 +15,7 @@ import hashlib
 import ipaddress
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -21,7 +23,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import bcrypt
 
-from streaming.exporter.web_config import WebConfig
+from streaming.exporter.web_config import RateLimit, WebConfig
 
 REALM = "rebalance exporter"
 HANDSHAKE_TIMEOUT_S = 10.0  # a client that opens a connection and sends nothing is dropped after this
@@ -44,15 +46,22 @@ def serve(host: str, port: int, app: App, web: WebConfig | None) -> int:
     return int(server.server_port)
 
 
-def secured(app: App, web: WebConfig) -> App:
-    """`app` behind the web config's basic auth, with its headers on every response (401s included)."""
+def secured(app: App, web: WebConfig, clock: Callable[[], float] = time.monotonic) -> App:
+    """`app` behind the web config's rate limit and basic auth, with its headers on every response past
+    the rate limit (401s included), in the toolkit's order."""
     auth = BasicAuth(web.users) if web.users else None
+    limiter = TokenBucket(web.rate_limit, clock) if web.rate_limit is not None else None
     extra = list(web.headers.items())
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             return start_response(status, headers + extra, exc_info)
 
+        if limiter is not None and not limiter.allow():
+            body = b"Too Many Requests\n"
+            start_response("429 Too Many Requests", [("Content-Type", "text/plain; charset=utf-8"),
+                                                     ("Content-Length", str(len(body)))])
+            return [body]
         if auth is not None and not auth.allows(environ.get("HTTP_AUTHORIZATION")):
             body = b"Unauthorized\n"
             start("401 Unauthorized", [("WWW-Authenticate", f'Basic realm="{REALM}"'),
@@ -62,6 +71,26 @@ def secured(app: App, web: WebConfig) -> App:
         return app(environ, start)
 
     return wrapped
+
+
+class TokenBucket:
+    """Go's `rate.Limiter.Allow` as the toolkit uses it: a token every `interval_s`, at most `burst` kept,
+    the bucket full at start; a request takes a token or is refused."""
+
+    def __init__(self, limit: RateLimit, clock: Callable[[], float]) -> None:
+        self.interval_s, self.burst, self.clock = limit.interval_s, limit.burst, clock
+        self.tokens, self.last = float(limit.burst), clock()
+        self.lock = threading.Lock()
+
+    def allow(self) -> bool:
+        with self.lock:
+            now = self.clock()
+            self.tokens = min(float(self.burst), self.tokens + (now - self.last) / self.interval_s)
+            self.last = now
+            if self.tokens < 1:
+                return False
+            self.tokens -= 1
+            return True
 
 
 class BasicAuth:

@@ -6,9 +6,9 @@ works unchanged: `tls_server_config` (certificate and key as files or inline PEM
 authentication policy, allowed client SANs, TLS versions), `http_server_config` (`http2`, the toolkit's
 response headers) and `basic_auth_users` (user -> bcrypt hash). Relative paths are relative to the file's
 directory, as in the toolkit. What Python's `ssl` module cannot do the toolkit's way is refused by name
-rather than approximated: `cipher_suites` and `curve_preferences` (Go's names and preference lists),
-`client_auth_type` RequestClientCert and RequireAnyClientCert (Python verifies every client certificate it
-asks for), `rate_limit`. Two stricter rules than the toolkit's: the file must configure TLS (basic auth over
+rather than approximated: `curve_preferences` (a preference list: Python sets one curve), `client_auth_type`
+RequestClientCert and RequireAnyClientCert (Python verifies every client certificate it asks for). Two
+stricter rules than the toolkit's: the file must configure TLS (basic auth over
 plain HTTP would hand the password to anyone on the path), and every hash must be bcrypt when the file is
 read, not at the first request.
 """
@@ -39,6 +39,26 @@ TLS_KEYS = ("cert", "key", "client_ca", "cert_file", "key_file", "client_auth_ty
             "curve_preferences")
 HTTP_KEYS = ("http2", "headers")
 TOP_KEYS = ("tls_server_config", "http_server_config", "basic_auth_users", "rate_limit")
+# Go's names of the cipher suites `tls.CipherSuites()` lists -> OpenSSL's; None: a TLS 1.3 suite, which
+# neither Go nor OpenSSL lets `cipher_suites` choose (it applies to TLS 1.2 and lower)
+CIPHER_SUITES: dict[str, str | None] = {
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA", "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256", "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_AES_128_GCM_SHA256": None, "TLS_AES_256_GCM_SHA384": None, "TLS_CHACHA20_POLY1305_SHA256": None,
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+RATE_LIMIT_KEYS = ("interval", "burst")
+GO_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+GO_DURATION = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}")
 
 
@@ -56,6 +76,16 @@ class WebConfig:
     allowed_sans: frozenset[str] | None  # a verified client certificate must name one of these, when set
     users: Mapping[str, bytes] = field(repr=False)  # user -> bcrypt hash; empty: no basic auth
     headers: Mapping[str, str] = field(default_factory=dict)  # added to every response
+    rate_limit: RateLimit | None = None  # requests beyond it get 429
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """The toolkit's token bucket (Go's `rate.Limiter`): one request per `interval_s` on average, `burst` at
+    once; the bucket starts full."""
+
+    interval_s: float
+    burst: int
 
 
 def load_web_config(path: str | Path) -> WebConfig:
@@ -72,20 +102,18 @@ def load_web_config(path: str | Path) -> WebConfig:
     except yaml.YAMLError as exc:
         raise WebConfigError(f"not YAML: {_yaml_problem(exc)}") from None
     top = _mapping(doc, "", TOP_KEYS)
-    if top.get("rate_limit") is not None:
-        raise WebConfigError("rate_limit: not supported by this exporter")
     tls = _mapping(top.get("tls_server_config"), "tls_server_config", TLS_KEYS)
     http = _mapping(top.get("http_server_config"), "http_server_config", HTTP_KEYS)
     context, client_auth, sans = _tls_context(tls, p.parent)
     _boolean(http, "http_server_config.http2")  # we speak HTTP/1.1, which every HTTP/2 client also speaks
-    return WebConfig(context, client_auth, sans, _users(top.get("basic_auth_users")), _headers(http.get("headers")))
+    return WebConfig(context, client_auth, sans, _users(top.get("basic_auth_users")), _headers(http.get("headers")),
+                     _rate_limit(top.get("rate_limit")))
 
 
 def _tls_context(tls: dict[str, Any], directory: Path) -> tuple[ssl.SSLContext, str, frozenset[str] | None]:
-    for key in ("cipher_suites", "curve_preferences"):
-        if tls.get(key):
-            raise WebConfigError(f"tls_server_config.{key}: not supported by this exporter (OpenSSL's defaults "
-                                 "are used)")
+    if tls.get("curve_preferences"):
+        raise WebConfigError("tls_server_config.curve_preferences: not supported by this exporter (OpenSSL's "
+                             "default curves are used)")
     cert = _pem(tls, "cert", directory)
     key = _pem(tls, "key", directory)
     if cert is None or key is None:
@@ -98,6 +126,7 @@ def _tls_context(tls: dict[str, Any], directory: Path) -> tuple[ssl.SSLContext, 
         raise WebConfigError("tls_server_config: min_version is above max_version")
     if not _boolean(tls, "tls_server_config.prefer_server_cipher_suites", default=True):
         context.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
+    _cipher_suites(context, tls.get("cipher_suites"))
     _load_key_pair(context, cert, key)
 
     policy = tls.get("client_auth_type") or "NoClientCert"
@@ -173,6 +202,56 @@ def _load_key_pair(context: ssl.SSLContext, cert: _Pem, key: _Pem) -> None:
             problem = ("the key does not belong to the certificate" if exc.reason == "KEY_VALUES_MISMATCH"
                        else "not a PEM certificate and its private key" + (f" ({exc.reason})" if exc.reason else ""))
             raise WebConfigError(f"{cert.origin}, {key.origin}: {problem}") from None
+
+
+def _cipher_suites(context: ssl.SSLContext, names: Any) -> None:
+    """`cipher_suites` (Go's names, in preference order) as OpenSSL's list for TLS 1.2 and lower; none of
+    those in it leaves only TLS 1.3, as in Go."""
+    if not names:
+        return
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise WebConfigError("tls_server_config.cipher_suites: expected a list of Go cipher suite names")
+    unknown = [n for n in names if n not in CIPHER_SUITES]
+    if unknown:
+        raise WebConfigError(f"tls_server_config.cipher_suites: unknown cipher {unknown[0]} (the names of Go's "
+                             "tls.CipherSuites())")
+    openssl = [suite for n in names if (suite := CIPHER_SUITES[n]) is not None]
+    if not openssl:
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+        if context.maximum_version < ssl.TLSVersion.TLSv1_3:
+            raise WebConfigError("tls_server_config.cipher_suites: only TLS 1.3 suites, but max_version is below "
+                                 "TLS13")
+        return
+    try:
+        context.set_ciphers(":".join(openssl))
+    except ssl.SSLError:
+        raise WebConfigError("tls_server_config.cipher_suites: none of them is available in this OpenSSL") from None
+
+
+def _rate_limit(section: Any) -> RateLimit | None:
+    """`rate_limit`: `interval` a Go duration ("1s", "250ms"; an integer is nanoseconds, as Go reads it),
+    0 or absent for no limit; `burst` the requests allowed at once."""
+    limit = _mapping(section, "rate_limit", RATE_LIMIT_KEYS)
+    interval, burst = limit.get("interval", 0), limit.get("burst", 0)
+    if isinstance(interval, bool) or not isinstance(interval, (int, str)):
+        raise WebConfigError("rate_limit.interval: expected a duration such as 1s or 250ms")
+    seconds = interval * 1e-9 if isinstance(interval, int) else _go_duration(interval)
+    if seconds is None or seconds < 0:
+        raise WebConfigError(f"rate_limit.interval: expected a duration such as 1s or 250ms, got {interval!r}")
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 0:
+        raise WebConfigError(f"rate_limit.burst: expected a whole number of requests, got {burst!r}")
+    return RateLimit(seconds, burst) if seconds > 0 else None
+
+
+def _go_duration(text: str) -> float | None:
+    """Seconds of a Go duration string ("1h30m", "1.5s", "0"), None if it is not one."""
+    if text in ("0", "+0", "-0"):
+        return 0.0
+    sign = -1.0 if text.startswith("-") else 1.0
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or GO_DURATION.sub("", body):
+        return None
+    return sign * sum(float(n) * GO_DURATION_UNITS[u] for n, u in GO_DURATION.findall(body))
 
 
 def _users(section: Any) -> dict[str, bytes]:

@@ -3,8 +3,10 @@ key or the file, before anything listens; a good one is read with the toolkit's 
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
+import ssl
 import subprocess
 from collections.abc import Callable
 
@@ -12,7 +14,8 @@ import pytest
 from web_tls import Pki, bcrypt_hash, make_pki
 
 from streaming.cli.main import main
-from streaming.exporter.web_config import load_web_config
+from streaming.exporter.web import secured
+from streaming.exporter.web_config import CIPHER_SUITES, WebConfig, load_web_config
 from streaming.kafka.broker import free_port
 
 
@@ -79,10 +82,16 @@ BAD: list[tuple[str, Callable[[Pki], object], str]] = [
      "tls_server_config.min_version: expected one of TLS10, TLS11, TLS12, TLS13, got 'TLS14'"),
     ("versions crossed", lambda p: {"tls_server_config": tls(p, min_version="TLS13", max_version="TLS12")},
      "tls_server_config: min_version is above max_version"),
-    ("cipher suites", lambda p: {"tls_server_config": tls(p, cipher_suites=["TLS_AES_128_GCM_SHA256"])},
-     "tls_server_config.cipher_suites: not supported"),
-    ("rate limit", lambda p: {"tls_server_config": tls(p), "rate_limit": {"interval": "1s", "burst": 5}},
-     "rate_limit: not supported"),
+    ("unknown cipher suite", lambda p: {"tls_server_config": tls(p, cipher_suites=["ECDHE-RSA-AES128-GCM-SHA256"])},
+     "tls_server_config.cipher_suites: unknown cipher ECDHE-RSA-AES128-GCM-SHA256"),
+    ("curve preferences", lambda p: {"tls_server_config": tls(p, curve_preferences=["X25519"])},
+     "tls_server_config.curve_preferences: not supported"),
+    ("rate limit interval", lambda p: {"tls_server_config": tls(p), "rate_limit": {"interval": "1 sec", "burst": 5}},
+     "rate_limit.interval: expected a duration such as 1s or 250ms, got '1 sec'"),
+    ("rate limit burst", lambda p: {"tls_server_config": tls(p), "rate_limit": {"interval": "1s", "burst": -1}},
+     "rate_limit.burst: expected a whole number of requests, got -1"),
+    ("rate limit key", lambda p: {"tls_server_config": tls(p), "rate_limit": {"every": "1s"}},
+     "unknown key rate_limit.every"),
     ("header value", lambda p: {"tls_server_config": tls(p),
                                 "http_server_config": {"headers": {"X-Frame-Options": "allow"}}},
      "http_server_config.headers.X-Frame-Options: expected one of deny, sameorigin, got 'allow'"),
@@ -142,3 +151,86 @@ def test_relative_paths_are_relative_to_the_files_directory(pki, tmp_path):
     config = load_web_config(tmp_path / "conf" / "web.yml")  # read from another working directory
     assert dict(config.headers) == {"X-Frame-Options": "deny"}  # blank: unset, as in the toolkit
     assert list(config.users) == ["alice"] and config.client_auth == "NoClientCert"
+
+
+def handshake(server: ssl.SSLContext, client: ssl.SSLContext) -> ssl.SSLObject:
+    """A TLS handshake between the two contexts in memory; the client's end, or the SSLError that ended it."""
+    server_in, server_out, client_in, client_out = (ssl.MemoryBIO() for _ in range(4))
+    ends = [(client.wrap_bio(client_in, client_out, server_hostname="localhost"), client_out, server_in),
+            (server.wrap_bio(server_in, server_out, server_side=True), server_out, client_in)]
+    for _ in range(10):
+        done = 0
+        for end, out, peer_in in ends:
+            try:
+                end.do_handshake()
+                done += 1
+            except ssl.SSLWantReadError:
+                pass
+            peer_in.write(out.read())
+        if done == 2:
+            return ends[0][0]
+    raise AssertionError("the handshake did not finish")
+
+
+def client(pki: Pki, version: ssl.TLSVersion | None = None, ciphers: str | None = None) -> ssl.SSLContext:
+    context = pki.client_context()
+    if version is not None:
+        context.minimum_version = context.maximum_version = version
+    if ciphers is not None:
+        context.set_ciphers(ciphers)
+    return context
+
+
+def load(pki: Pki, tmp_path, **config: object) -> WebConfig:
+    (tmp_path / "web.yml").write_text(json.dumps({"tls_server_config": tls(pki), **config}))
+    return load_web_config(tmp_path / "web.yml")
+
+
+def test_tls_versions_are_the_toolkits_defaults_or_as_given(pki, tmp_path):
+    default = load(pki, tmp_path).tls
+    assert handshake(default, client(pki)).version() == "TLSv1.3"
+    assert handshake(default, client(pki, ssl.TLSVersion.TLSv1_2)).version() == "TLSv1.2"
+    with pytest.raises(ssl.SSLError):  # below the default minimum, TLS12
+        handshake(default, client(pki, ssl.TLSVersion.TLSv1_1))
+    only13 = load(pki, tmp_path, tls_server_config=tls(pki, min_version="TLS13")).tls
+    with pytest.raises(ssl.SSLError):
+        handshake(only13, client(pki, ssl.TLSVersion.TLSv1_2))
+    only12 = load(pki, tmp_path, tls_server_config=tls(pki, max_version="TLS12")).tls
+    assert handshake(only12, client(pki)).version() == "TLSv1.2"
+
+
+def test_cipher_suites_named_as_in_go_restrict_tls_12(pki, tmp_path):
+    chosen = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"  # the test certificates' keys are ECDSA
+    web = load(pki, tmp_path, tls_server_config=tls(pki, cipher_suites=[chosen, "TLS_AES_128_GCM_SHA256"]))
+    offered = "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384"
+    assert handshake(web.tls, client(pki, ssl.TLSVersion.TLSv1_2, offered)).cipher()[0] == CIPHER_SUITES[chosen]
+    with pytest.raises(ssl.SSLError):
+        handshake(web.tls, client(pki, ssl.TLSVersion.TLSv1_2, "ECDHE-ECDSA-AES128-GCM-SHA256"))
+    assert handshake(web.tls, client(pki)).version() == "TLSv1.3"  # TLS 1.3's suites are not chosen here
+    tls13 = load(pki, tmp_path, tls_server_config=tls(pki, cipher_suites=["TLS_AES_128_GCM_SHA256"])).tls
+    with pytest.raises(ssl.SSLError):  # no TLS 1.2 suite left: TLS 1.3 only, as in Go
+        handshake(tls13, client(pki, ssl.TLSVersion.TLSv1_2))
+
+
+@pytest.mark.parametrize("interval, seconds", [("1m30s", 90.0), ("250ms", 0.25), ("1.5h", 5400.0), (1500, 1.5e-6),
+                                               ("0", None), (0, None)])
+def test_rate_limit_intervals_are_go_durations(pki, tmp_path, interval, seconds):
+    limit = load(pki, tmp_path, rate_limit={"interval": interval, "burst": 3}).rate_limit
+    assert (limit.interval_s if limit else None) == (pytest.approx(seconds) if seconds else None)
+
+
+def test_requests_past_the_rate_limit_get_429_before_authentication(pki, tmp_path):
+    web = load(pki, tmp_path, rate_limit={"interval": "10s", "burst": 2}, basic_auth_users={"u": bcrypt_hash("p")})
+    now = [0.0]
+    app = secured(lambda environ, start: start("200 OK", []) or [b"metrics"], web, clock=lambda: now[0])
+
+    def status_at(t: float) -> str:
+        now[0] = t
+        statuses: list[str] = []
+        app({"HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"u:p").decode()},
+            lambda status, headers, exc_info=None: statuses.append(status))
+        return statuses[0]
+
+    assert [status_at(0), status_at(0), status_at(0)] == ["200 OK", "200 OK", "429 Too Many Requests"]
+    assert [status_at(10), status_at(15), status_at(40), status_at(40), status_at(40)] == [
+        "200 OK", "429 Too Many Requests", "200 OK", "200 OK", "429 Too Many Requests"]  # the bucket holds 2
