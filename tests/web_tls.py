@@ -36,19 +36,30 @@ def openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def make_pki(directory: Path) -> Pki:
-    """A CA, a server certificate for localhost and 127.0.0.1, and a client certificate, all signed by the CA."""
+EC_KEY = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+
+
+def issue(directory: Path, name: str, san: str, ca: Path) -> tuple[Path, Path]:
+    """`name`.crt and `name`.key in `directory`: a certificate for `san` signed by the CA whose ca.crt and
+    ca.key are in `ca`."""
+    openssl("req", "-new", *EC_KEY, "-subj", f"/CN={name}", "-addext", f"subjectAltName={san}",
+            "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=directory)
+    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", str(ca / "ca.crt"), "-CAkey", str(ca / "ca.key"),
+            "-days", "30", "-copy_extensions", "copy", "-out", f"{name}.crt", cwd=directory)
+    return directory / f"{name}.crt", directory / f"{name}.key"
+
+
+def make_pki(directory: Path, ca: Pki | None = None) -> Pki:
+    """A server certificate for localhost and 127.0.0.1 and a client certificate, signed by `ca`'s CA or
+    by a new one."""
     directory.mkdir(parents=True, exist_ok=True)
-    ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    openssl("req", "-x509", *ec, "-days", "30", "-subj", "/CN=rebalance exporter CA",
-            "-keyout", "ca.key", "-out", "ca.crt", cwd=directory)
-    for name, san in (("server", "DNS:localhost,IP:127.0.0.1"), ("client", "DNS:prometheus")):
-        openssl("req", "-new", *ec, "-subj", f"/CN={name}", "-addext", f"subjectAltName={san}",
-                "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=directory)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-days", "30",
-                "-copy_extensions", "copy", "-out", f"{name}.crt", cwd=directory)
-    return Pki(directory, directory / "ca.crt", directory / "server.crt", directory / "server.key",
-               directory / "client.crt", directory / "client.key")
+    if ca is None:
+        openssl("req", "-x509", *EC_KEY, "-days", "30", "-subj", "/CN=rebalance exporter CA",
+                "-keyout", "ca.key", "-out", "ca.crt", cwd=directory)
+    ca_dir = directory if ca is None else ca.dir
+    server = issue(directory, "server", "DNS:localhost,IP:127.0.0.1", ca_dir)
+    client = issue(directory, "client", "DNS:prometheus", ca_dir)
+    return Pki(directory, ca_dir / "ca.crt", *server, *client)
 
 
 def bcrypt_hash(password: str) -> str:

@@ -13,17 +13,22 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
+import logging
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import bcrypt
 
-from streaming.exporter.web_config import RateLimit, WebConfig
+from streaming.exporter.web_config import RateLimit, WebConfig, WebConfigError, load_web_config
+
+log = logging.getLogger("rebalance.exporter")
 
 REALM = "rebalance exporter"
 HANDSHAKE_TIMEOUT_S = 10.0  # a client that opens a connection and sends nothing is dropped after this
@@ -40,23 +45,81 @@ def serve(host: str, port: int, app: App, web: WebConfig | None) -> int:
     if web is None:
         server = make_server(host, port, app, _Server, handler_class=_QuietHandler)
     else:
-        server = make_server(host, port, secured(app, web), _TLSServer, handler_class=_QuietHandler)
-        server.web = web
+        live = LiveWebConfig(web)
+        server = make_server(host, port, secured(app, live), _TLSServer, handler_class=_QuietHandler)
+        server.live = live
     threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
     return int(server.server_port)
 
 
-def secured(app: App, web: WebConfig, clock: Callable[[], float] = time.monotonic) -> App:
+@dataclass(frozen=True)
+class Guard:
+    """What one web config asks of each request, with the state that enforces it."""
+
+    web: WebConfig
+    auth: BasicAuth | None
+    limiter: TokenBucket | None
+
+    @classmethod
+    def of(cls, web: WebConfig, clock: Callable[[], float]) -> Guard:
+        return cls(web, BasicAuth(web.users) if web.users else None,
+                   TokenBucket(web.rate_limit, clock) if web.rate_limit is not None else None)
+
+
+class LiveWebConfig:
+    """The web config as its files are now. The toolkit reads its file on every request and the
+    certificates on every connection, so a renewed certificate or a changed password applies without a
+    restart; here each connection compares the files' modification times and sizes with the last read
+    and reads them again when they differ. A change that does not load (a certificate written before its
+    key, a typo) is logged once and the previous configuration goes on serving, rather than every scrape
+    failing until the files are right again."""
+
+    def __init__(self, web: WebConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.guard = Guard.of(web, clock)
+        self.stamp = _stamp(web.files)
+        self.lock = threading.Lock()
+
+    def current(self) -> Guard:
+        stamp = _stamp(self.guard.web.files)
+        if stamp == self.stamp:
+            return self.guard
+        with self.lock:
+            if stamp != self.stamp:
+                self.stamp = stamp
+                path = self.guard.web.files[0]
+                try:
+                    self.guard = Guard.of(load_web_config(path), self.clock)
+                    log.info("web config %s read again", path)
+                except WebConfigError as exc:
+                    log.warning("web config %s changed but does not load (%s); serving with the previous one",
+                                path, exc)
+            return self.guard
+
+
+def _stamp(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """(modification time, size) of each file, None where it cannot be read."""
+    out: list[tuple[int, int] | None] = []
+    for f in files:
+        try:
+            st = f.stat()
+            out.append((st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def secured(app: App, live: LiveWebConfig) -> App:
     """`app` behind the web config's rate limit and basic auth, with its headers on every response past
     the rate limit (401s included), in the toolkit's order."""
-    auth = BasicAuth(web.users) if web.users else None
-    limiter = TokenBucket(web.rate_limit, clock) if web.rate_limit is not None else None
-    extra = list(web.headers.items())
-
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        guard = live.current()
+        extra = list(guard.web.headers.items())
+
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             return start_response(status, headers + extra, exc_info)
 
+        limiter, auth = guard.limiter, guard.auth
         if limiter is not None and not limiter.allow():
             body = b"Too Many Requests\n"
             start_response("429 Too Many Requests", [("Content-Type", "text/plain; charset=utf-8"),
@@ -157,9 +220,10 @@ class _Server(ThreadingMixIn, WSGIServer):
 class _TLSServer(_Server):
     """Connections are TLS: handshake (and the client certificate's SAN check) in the connection's thread."""
 
-    web: WebConfig
+    live: LiveWebConfig
 
     def finish_request(self, request: Any, client_address: Any) -> None:
+        web = self.live.current().web
         request.settimeout(HANDSHAKE_TIMEOUT_S)
         try:
             first = request.recv(1, socket.MSG_PEEK)
@@ -168,11 +232,11 @@ class _TLSServer(_Server):
                     request.recv(65536)
                     request.sendall(PLAIN_HTTP_REPLY)
                 return
-            conn = self.web.tls.wrap_socket(request, server_side=True)
+            conn = web.tls.wrap_socket(request, server_side=True)
         except OSError:  # a failed handshake (ssl.SSLError) or a vanished client
             return
         try:
-            sans = self.web.allowed_sans
+            sans = web.allowed_sans
             if sans is not None and not _san_values(conn.getpeercert() or {}) & sans:
                 return
             super().finish_request(conn, client_address)

@@ -1,16 +1,16 @@
 """`--web-config FILE`: the web configuration file of Prometheus's exporter-toolkit (node_exporter's
-`--web.config.file`), read and checked once, before the exporter listens.
+`--web.config.file`), read and checked before the exporter listens, and again when it changes (`web.py`).
 
 The same keys and meanings as the toolkit's `docs/web-configuration.md`, so a platform team's existing file
 works unchanged: `tls_server_config` (certificate and key as files or inline PEM, client CA, client
-authentication policy, allowed client SANs, TLS versions), `http_server_config` (`http2`, the toolkit's
-response headers) and `basic_auth_users` (user -> bcrypt hash). Relative paths are relative to the file's
-directory, as in the toolkit. What Python's `ssl` module cannot do the toolkit's way is refused by name
-rather than approximated: `curve_preferences` (a preference list: Python sets one curve), `client_auth_type`
-RequestClientCert and RequireAnyClientCert (Python verifies every client certificate it asks for). Two
-stricter rules than the toolkit's: the file must configure TLS (basic auth over
-plain HTTP would hand the password to anyone on the path), and every hash must be bcrypt when the file is
-read, not at the first request.
+authentication policy, allowed client SANs, TLS versions, cipher suites), `http_server_config` (`http2`,
+the toolkit's response headers), `rate_limit` and `basic_auth_users` (user -> bcrypt hash). Relative paths
+are relative to the file's directory, as in the toolkit. What Python's `ssl` module cannot do the toolkit's
+way is refused by name rather than approximated: `curve_preferences` (a preference list: Python sets one
+curve), `client_auth_type` RequestClientCert and RequireAnyClientCert (Python verifies every client
+certificate it asks for). Two stricter rules than the toolkit's: the file must configure TLS (basic auth
+over plain HTTP would hand the password to anyone on the path), and every hash must be bcrypt when the file
+is read, not at the first request.
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ class WebConfig:
     users: Mapping[str, bytes] = field(repr=False)  # user -> bcrypt hash; empty: no basic auth
     headers: Mapping[str, str] = field(default_factory=dict)  # added to every response
     rate_limit: RateLimit | None = None  # requests beyond it get 429
+    files: tuple[Path, ...] = ()  # the file itself, then the certificate, key and CA files it names
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,9 @@ def load_web_config(path: str | Path) -> WebConfig:
     http = _mapping(top.get("http_server_config"), "http_server_config", HTTP_KEYS)
     context, client_auth, sans = _tls_context(tls, p.parent)
     _boolean(http, "http_server_config.http2")  # we speak HTTP/1.1, which every HTTP/2 client also speaks
+    files = (p, *(p.parent / tls[k] for k in ("cert_file", "key_file", "client_ca_file") if tls.get(k)))
     return WebConfig(context, client_auth, sans, _users(top.get("basic_auth_users")), _headers(http.get("headers")),
-                     _rate_limit(top.get("rate_limit")))
+                     _rate_limit(top.get("rate_limit")), files)
 
 
 def _tls_context(tls: dict[str, Any], directory: Path) -> tuple[ssl.SSLContext, str, frozenset[str] | None]:

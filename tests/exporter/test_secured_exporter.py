@@ -6,7 +6,9 @@ these tests scrape."""
 from __future__ import annotations
 
 import base64
+import json
 import os
+import shutil
 import socket
 import ssl
 import urllib.error
@@ -16,7 +18,7 @@ from email.message import Message
 from pathlib import Path
 
 import pytest
-from web_tls import PASSWORD, USER, Pki, bcrypt_hash, make_pki, openssl, write_web_config
+from web_tls import PASSWORD, USER, Pki, bcrypt_hash, issue, make_pki, write_web_config
 
 from bench.exporter import ExporterProcess
 
@@ -43,12 +45,7 @@ def get(url: str, context: ssl.SSLContext | None = None, user: str | None = None
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     pki = make_pki(tmp_path_factory.mktemp("pki"))
-    # a client certificate from the same CA whose SAN the mutual-TLS exporter does not allow
-    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj",
-            "/CN=intruder", "-addext", "subjectAltName=DNS:intruder", "-keyout", "intruder.key",
-            "-out", "intruder.csr", cwd=pki.dir)
-    openssl("x509", "-req", "-in", "intruder.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-days", "30",
-            "-copy_extensions", "copy", "-out", "intruder.crt", cwd=pki.dir)
+    issue(pki.dir, "intruder", "DNS:intruder", pki.dir)  # from the same CA, a SAN the mutual-TLS exporter refuses
     return pki
 
 
@@ -156,3 +153,46 @@ def test_mutual_tls_refuses_a_certificate_without_an_allowed_san(mutual, pki):
     context.load_cert_chain(pki.dir / "intruder.crt", pki.dir / "intruder.key")
     with pytest.raises(OSError):
         get(mutual.url, context)
+
+
+def server_serial(url: str, pki: Pki) -> str:
+    """The serial number of the certificate the exporter presents now."""
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port)) as raw, \
+            pki.client_context().wrap_socket(raw, server_hostname="localhost") as tls:
+        return tls.getpeercert()["serialNumber"]
+
+
+def test_a_renewed_certificate_and_a_changed_password_apply_without_a_restart(kafka_bootstrap, pki, tmp_path):
+    """As the toolkit re-reads its file on every request; a change that does not load keeps the last good one."""
+    tls = tmp_path / "tls"
+    tls.mkdir()
+    for name in ("server.crt", "server.key"):
+        shutil.copy(pki.dir / name, tls / name)
+    config = tls / "web.yml"
+
+    def write_config(password: str, **extra: object) -> None:
+        staged = tls / "web.yml.new"
+        tls_config = {"cert_file": "server.crt", "key_file": "server.key"}
+        staged.write_text(json.dumps({"tls_server_config": tls_config,
+                                      "basic_auth_users": {USER: bcrypt_hash(password)}, **extra}))
+        os.replace(staged, config)
+
+    write_config(PASSWORD)
+    for process in exporter(kafka_bootstrap, tmp_path, "reload", config):
+        first = server_serial(process.url, pki)
+        renewed = make_pki(tmp_path / "renewed", ca=pki)  # a new certificate and key from the same CA
+        for name in ("server.key", "server.crt"):
+            os.replace(renewed.dir / name, tls / name)
+        assert server_serial(process.url, pki) not in (first, "")
+        assert get(process.url, pki.client_context(), USER, PASSWORD)[0] == 200
+
+        write_config("a new password")
+        assert get(process.url, pki.client_context(), USER, PASSWORD)[0] == 401
+        assert get(process.url, pki.client_context(), USER, "a new password")[0] == 200
+
+        write_config("yet another", unknown_key=1)
+        assert get(process.url, pki.client_context(), USER, "a new password")[0] == 200
+        log = process.log.read_text()
+        assert f"web config {config} changed but does not load (unknown key unknown_key)" in log
+        assert "Traceback" not in log

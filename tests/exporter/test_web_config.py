@@ -14,7 +14,7 @@ import pytest
 from web_tls import Pki, bcrypt_hash, make_pki
 
 from streaming.cli.main import main
-from streaming.exporter.web import secured
+from streaming.exporter.web import LiveWebConfig, secured
 from streaming.exporter.web_config import CIPHER_SUITES, WebConfig, load_web_config
 from streaming.kafka.broker import free_port
 
@@ -222,7 +222,7 @@ def test_rate_limit_intervals_are_go_durations(pki, tmp_path, interval, seconds)
 def test_requests_past_the_rate_limit_get_429_before_authentication(pki, tmp_path):
     web = load(pki, tmp_path, rate_limit={"interval": "10s", "burst": 2}, basic_auth_users={"u": bcrypt_hash("p")})
     now = [0.0]
-    app = secured(lambda environ, start: start("200 OK", []) or [b"metrics"], web, clock=lambda: now[0])
+    app = secured(lambda environ, start: start("200 OK", []) or [b"metrics"], LiveWebConfig(web, lambda: now[0]))
 
     def status_at(t: float) -> str:
         now[0] = t
