@@ -131,7 +131,7 @@ def _tls_context(tls: dict[str, Any], directory: Path) -> tuple[ssl.SSLContext, 
     _cipher_suites(context, tls.get("cipher_suites"))
     _load_key_pair(context, cert, key)
 
-    policy = tls.get("client_auth_type") or "NoClientCert"
+    policy = _string(tls, "client_auth_type") or "NoClientCert"
     if policy in UNSUPPORTED_CLIENT_AUTH:
         raise WebConfigError(f"tls_server_config.client_auth_type: {policy} is not supported (Python's TLS "
                              "verifies every client certificate it asks for); use RequireAndVerifyClientCert")
@@ -310,7 +310,7 @@ def _boolean(section: dict[str, Any], where: str, default: bool = True) -> bool:
 
 
 def _version(tls: dict[str, Any], key: str, default: str) -> ssl.TLSVersion:
-    name = tls.get(key) or default
+    name = _string(tls, key) or default
     if name not in TLS_VERSIONS:
         raise WebConfigError(f"tls_server_config.{key}: expected one of {', '.join(TLS_VERSIONS)}, got {name!r}")
     return TLS_VERSIONS[name]
