@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="conformance records in, read once it exists (default: %(default)s)")
     p.add_argument("--port", type=int, default=9464, help="HTTP port of /metrics (default: %(default)s)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: %(default)s)")
+    p.add_argument("--web-config", default=None, metavar="FILE",
+                   help="serve /metrics over TLS only, with basic auth and client certificates as configured in "
+                        "FILE (Prometheus exporter-toolkit's web config format, docs/exporter.md)")
     p.add_argument("--groups", default=None, metavar="REGEX",
                    help="export only groups whose id matches REGEX (full match)")
     p.add_argument("--max-groups", type=int, default=1000, metavar="N",

@@ -10,6 +10,10 @@ test_replay_vs_serve.py), and a Spark run would only cost this 2-core machine a 
 transaction and an undecodable record go in too. The conformance topic gets what `rebalance conformance
 --json` makes of the captured log (the service does not write conformance records to a topic yet).
 
+The exporter runs twice: as by default (plain HTTP) and secured as docker-compose.yml shows it (a web config
+with TLS, client certificates signed by a test CA and basic auth; Prometheus scrapes with `scheme: https`,
+`tls_config` and `basic_auth`), each scraped by its own Prometheus; both must serve the same.
+
 Checked: per group and strategy, the counters Prometheus stored equal the sums over the committed diff
 records (the aborted ones are not counted, the bad one is a decode error); every PromQL expression of every
 dashboard panel and variable is valid and returns data for the bundled histories.
@@ -32,6 +36,7 @@ from typing import Any
 
 import pytest
 from dashboard_queries import expand, load_dashboard, panel_queries, variable_queries
+from web_tls import PASSWORD, USER, bcrypt_hash, make_pki, write_web_config
 
 from bench.exporter import ExporterProcess, produce_transaction, wait_for
 from streaming.cli.conformance import check_log
@@ -104,15 +109,17 @@ def expected_sums(values: list[bytes]) -> dict[str, dict[tuple[str, str], int]]:
 
 
 class Prometheus:
-    """A Prometheus server on loopback scraping `target` every second, with its own temporary storage."""
+    """A Prometheus server on loopback scraping `target` every second (with `scrape`'s settings: scheme,
+    tls_config, basic_auth), with its own temporary storage."""
 
-    def __init__(self, target: str, tmp: Path) -> None:
+    def __init__(self, target: str, tmp: Path, scrape: dict[str, Any]) -> None:
         exe = shutil.which("prometheus")
         assert exe, "the real-Prometheus test needs Debian's `prometheus` package (test.sh installs it)"
         config = tmp / "prometheus.yml"
         config.write_text(json.dumps({  # JSON is YAML
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-            "scrape_configs": [{"job_name": "rebalance-exporter", "static_configs": [{"targets": [target]}]}]}))
+            "scrape_configs": [{"job_name": "rebalance-exporter", "static_configs": [{"targets": [target]}],
+                                **scrape}]}))
         self.url = f"http://127.0.0.1:{free_port()}"
         self.log = (tmp / "prometheus.log").open("wb")
         self.process = subprocess.Popen(
@@ -145,9 +152,9 @@ class Prometheus:
 
 
 @pytest.fixture(scope="module")
-def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
-            ) -> Iterator[tuple[Prometheus, list[bytes], list[bytes]]]:
-    """Prometheus holding the exporter's series; yields (prometheus, committed diffs, conformance records)."""
+def topics(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
+           ) -> tuple[tuple[str, str], list[bytes], list[bytes]]:
+    """((diffs topic, conformance topic), committed diffs, conformance records), written once for both scrapes."""
     from streaming.kafka.topics import ensure_topics
 
     suffix = time.time_ns()
@@ -159,10 +166,33 @@ def scraped(kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory
                            commit=False)
     produce_transaction(kafka_bootstrap, diffs_topic, [b"{not a diff record", *values[len(values) // 2:]])
     produce_transaction(kafka_bootstrap, conformance_topic, conformance)
-    tmp = tmp_path_factory.mktemp("prometheus")
+    return (diffs_topic, conformance_topic), values, conformance
+
+
+def secured(tmp: Path) -> tuple[list[str], dict[str, Any]]:
+    """The secured set-up of docker-compose.yml and dashboards/prometheus.yml: the exporter's arguments (a web
+    config with TLS, client certificates and basic auth) and the matching scrape settings."""
+    pki = make_pki(tmp / "pki")
+    web_config = write_web_config(tmp / "web-config.yml", pki, users={USER: bcrypt_hash(PASSWORD)}, mutual=True)
+    (tmp / "password").write_text(PASSWORD)
+    tls = {"ca_file": str(pki.ca), "cert_file": str(pki.client_cert), "key_file": str(pki.client_key)}
+    scrape = {"scheme": "https", "tls_config": tls,
+              "basic_auth": {"username": USER, "password_file": str(tmp / "password")}}
+    return ["--web-config", str(web_config)], scrape
+
+
+@pytest.fixture(scope="module", params=["http", "https"])
+def scraped(request: pytest.FixtureRequest, kafka_bootstrap: str, topics: Any,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Prometheus, list[bytes], list[bytes]]]:
+    """Prometheus holding the exporter's series, scraped over plain HTTP or over TLS with a client certificate
+    and basic auth; yields (prometheus, committed diffs, conformance records)."""
+    (diffs_topic, conformance_topic), values, conformance = topics
+    tmp = tmp_path_factory.mktemp(f"prometheus-{request.param}")
+    args, scrape = secured(tmp) if request.param == "https" else ([], {})
     exporter = ExporterProcess(kafka_bootstrap, tmp / "exporter.log", "--diffs-topic", diffs_topic,
-                               "--conformance-topic", conformance_topic)
-    prometheus = Prometheus(f"127.0.0.1:{exporter.port}", tmp)
+                               "--conformance-topic", conformance_topic, *args)
+    assert exporter.url.startswith(f"{request.param}://")
+    prometheus = Prometheus(f"127.0.0.1:{exporter.port}", tmp, scrape)
     try:
         wait_for(prometheus.ready, "prometheus ready")
         wait_for(lambda: prometheus.query("rebalance_exporter_caught_up == 1"), "exporter caught up, scraped")
