@@ -37,9 +37,9 @@ def test_lines_summary_and_exit_code_1_when_a_generation_differs(tmp_path: Path,
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         "g generation 1 range: conforms (moves observed 0, expected 0, min 0)",
-        "g generation 2 range: DIFFERS (moves observed 0, expected 0, min 0): a -t[1]; b +t[1]"
+        "g generation 2 range: DIFFERS (moves observed 1, expected 0, min 1): a -t[1]; b +t[1]"
         "  (+ observed only, - expected only)",
-        "g generation 3 range: conforms (moves observed 0, expected 0, min 0)",
+        "g generation 3 range: conforms (moves observed 2, expected 2, min 0)",
         "g generation 4 my-assignor: not checked (protocol 'my-assignor' is not one of the library's strategies "
         f"({', '.join(STRATEGIES)}))",
         "my-assignor: 1 generations, 0 conform, 0 differ, 1 not checked",
