@@ -13,8 +13,12 @@ users rely on are in docs/events-and-diffs.md:
   and generations without a rebalance; a `replace` record tells diff readers about the new id;
 * cooperative-sticky rounds that withhold partitions are followed at once by follow-up rounds;
 * a `generation` event (a rebalance the coordinator recorded) sets the membership at once and rebalances
-  every strategy once; its recorded assignment becomes the `observed` pseudo-strategy
-  (`streaming.core.observed`); a `delete_group` event drops the group's state.
+  every strategy once (the strategy named by its `protocol` in one round: the group's next rounds are its next
+  generations); its recorded assignment becomes the `observed` pseudo-strategy (`streaming.core.observed`);
+  an emptied group's round pauses nothing; a `delete_group` event drops the group's state;
+* once a group's state holds an `observed` assignment (its log carried a `generation` event), only
+  `generation` events rebalance it: its other events update metadata and membership without a round, as a
+  captured history's metadata poll sees a topic change before the generation that the change caused.
 
 One event is applied in four steps (`apply_event`): validate it and work out the group's next shape
 (`shape`), relay the partitions and members onto it (`layout`), play each strategy's rounds (`rounds`),

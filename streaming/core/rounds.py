@@ -4,7 +4,8 @@ Eager strategies run one round in which every member gives up everything it held
 revoke round and, when it withheld partitions that a member brought in, follow-up rounds until the group
 settles; the KIP-848 broker-side strategies run one round and revoke only the partitions that move. Each
 round calls the assignor with every member's owned partitions (in Kafka's sorted order) and generation, and
-emits one diff record per round.
+emits one diff record per round. At a recorded generation the group's own strategy plays its first round only
+(its log records the rounds that follow as generations), and an emptied group's round pauses nothing.
 """
 
 from __future__ import annotations
