@@ -4,7 +4,8 @@ Eager strategies run one round in which every member gives up everything it held
 revoke round and, when it withheld partitions that a member brought in, follow-up rounds until the group
 settles; the KIP-848 broker-side strategies run one round and revoke only the partitions that move. Each
 round calls the assignor with every member's owned partitions (in Kafka's sorted order) and generation, and
-emits one diff record per round.
+emits one diff record per round. At a recorded generation the group's own strategy plays its first round only
+(its log records the rounds that follow as generations), and an emptied group's round pauses nothing.
 """
 
 from __future__ import annotations
@@ -44,9 +45,14 @@ class StrategyRounds:
     """What every strategy's rounds for one event share; `run` plays one strategy's rounds."""
 
     def __init__(self, old: GroupState, shape: GroupShape, lay: Relayout, config: PipelineConfig, emit: Emitter,
-                 cause: dict[str, Any], event_ts: int | None) -> None:
+                 cause: dict[str, Any], event_ts: int | None, own_strategy: str | None = None,
+                 emptied: bool = False) -> None:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
+        # a recorded generation's protocol: that strategy plays one round, as the group's next rounds (follow-ups,
+        # rejoins) are generations of their own in its log
+        self.own_strategy = own_strategy
+        self.emptied = emptied  # a recorded emptied group: its members stopped, nobody waits for the round
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
         self._topics: list[int] | None = None  # `_partition_topics`, made on first use
         self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
@@ -114,7 +120,9 @@ class StrategyRounds:
                                                                 lay.sizes)
                 counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
-            if first and name not in COOPERATIVE and name not in INCREMENTAL:
+            if self.emptied:
+                paused = 0
+            elif first and name not in COOPERATIVE and name not in INCREMENTAL:
                 paused = int(np.count_nonzero(prev_union >= 0))
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
@@ -124,6 +132,9 @@ class StrategyRounds:
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
+            if name == self.own_strategy:
+                owner, owner_gen = new_owner, generation
+                break
             rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(new_owner, counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)

@@ -1,0 +1,65 @@
+"""Logs without `generation` events keep their exact output: every record (diffs, dead letters) of the bundled
+samples and of a generated history, under every strategy, pinned by a digest.
+
+The captured-history rules (docs/events-and-diffs.md §1, "A captured history is replayed at the real group's
+rebalances") apply only to groups whose log carried a `generation` event; this is what proves they leave every
+other log alone. A digest changes with any byte of any record: a change meant to alter plain logs' output updates
+it here, on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from test_group_state import random_history
+
+from assignors import STRATEGIES
+from streaming.core.config import PipelineConfig
+from streaming.core.local import read_jsonl, replay
+from streaming.core.records import SourceRecord
+
+SAMPLES = Path(__file__).resolve().parents[2] / "whatif" / "samples"
+ALL = PipelineConfig(strategies=STRATEGIES)
+
+PINNED = {
+    "autoscaling.jsonl": "02afa048d1cbcb82",
+    "flapping-member.jsonl": "5c9a6ac6f2a435f9",
+    "large-group.jsonl": "f3c486a922748c4a",
+    "mixed-instance-sizes.jsonl": "1599084d06420154",
+    "mixed-subscriptions.jsonl": "b13f4fb576726385",
+    "rack-aware.jsonl": "fae8c38e71500daf",
+    "rolling-deploy.jsonl": "dacf4a28dadaa032",
+    "static-restarts.jsonl": "b69564804e8e595d",
+    "topic-growth.jsonl": "2d044cda0b5680ee",
+}
+GENERATED = "1fd59665ca7188ae"
+
+
+def digest(records: Iterable[SourceRecord]) -> str:
+    """The first 16 hex digits of the SHA-256 of every output record (kind, key, value), in order."""
+    h = hashlib.sha256()
+    for o in replay(records, ALL, now_ms=lambda: 0):
+        h.update(f"{o.kind}\t{o.key}\t".encode() + o.value + b"\n")
+    return h.hexdigest()[:16]
+
+
+def test_the_pins_cover_every_bundled_sample() -> None:
+    assert sorted(p.name for p in SAMPLES.glob("*.jsonl")) == sorted(PINNED)
+
+
+@pytest.mark.parametrize("sample", sorted(PINNED))
+def test_a_bundled_sample_gives_its_pinned_records(sample: str) -> None:
+    assert digest(read_jsonl(SAMPLES / sample)) == PINNED[sample]
+
+
+def test_a_generated_history_gives_its_pinned_records() -> None:
+    """Three groups, every event type but `generation`, invalid events among them (dead letters)."""
+    events = random_history(11, n_events=300, groups=("g1", "g2", "g3"))
+    assert not any(isinstance(e, dict) and e["type"] == "generation" for e in events)
+    records = [SourceRecord(e if isinstance(e, bytes) else json.dumps(e).encode(), None,
+                            {"file": "generated.jsonl", "line": i}, (0, i), None) for i, e in enumerate(events, 1)]
+    assert digest(records) == GENERATED
