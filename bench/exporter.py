@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-groups", type=int, default=1_000, help="the exporter's --max-groups")
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the broker and the exporter on the way out
-    from streaming.kafka.broker import LocalBroker, free_port
+    from streaming.demo.local_broker import LocalBroker, free_port
     from streaming.kafka.topics import ensure_topics
 
     topic = "rebalance.diffs"

@@ -257,7 +257,7 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path, log: Path, loo
     replay_s = timed_replay("replay (Spark, files)", "replay-out")
     rows.append(("rebalance replay (Spark, files)", replay_s, batches, floor_files))
 
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.loader import load_log
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
     from streaming.spark.pipelines import serve_events
@@ -301,7 +301,7 @@ def bench_latency(args: argparse.Namespace, spark, work: Path, *, floor: bool = 
     from kafka import KafkaConsumer, KafkaProducer
 
     from assignors.partitioner import partition_for_key
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
     from streaming.spark.job import wait_started
     from streaming.spark.pipelines import start_serve

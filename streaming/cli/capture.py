@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
     from kafka.errors import KafkaError
 
-    from streaming.kafka.capture import (
+    from streaming.capture.capture import (
         MARKER_TOPIC,
         CaptureFailed,
         CaptureSettings,

@@ -30,8 +30,8 @@ from confluent_kafka import Producer as ConfluentProducer
 from kafka import KafkaConsumer, KafkaProducer
 
 from assignors.partitioner import murmur2, to_positive
+from streaming.capture.capture import CaptureSettings, capture_describe, capture_offsets
 from streaming.cli.main import main as cli
-from streaming.kafka.capture import CaptureSettings, capture_describe, capture_offsets
 from streaming.kafka.consumer import read_to_end
 
 pytestmark = pytest.mark.kafka

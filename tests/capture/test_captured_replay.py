@@ -12,9 +12,9 @@ import offsets_history as hist
 from captured_groups import assert_own_strategy_is_observed, conforming_groups
 
 from assignors import STRATEGIES
+from streaming.capture.coordinator_events import Translator, Undecodable
 from streaming.core.config import PipelineConfig
 from streaming.core.local import read_jsonl, replay
-from streaming.kafka.coordinator_events import Translator, Undecodable
 
 FIXTURES = Path(__file__).with_name("fixtures") / "consumer-offsets" / "group_metadata"
 REAL_COUNTS = {"t01": 3, "__consumer_offsets": 50}  # what the fixtures' assignments cover

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from streaming.capture.coordinator_events import Translator
+from streaming.capture.traffic_poll import Sample, rates_events, subscriptions
 from streaming.cli.main import main
-from streaming.kafka.coordinator_events import Translator
-from streaming.kafka.traffic_poll import Sample, rates_events, subscriptions
 
 
 def sample(at: float, ends: dict[tuple[str, int], int]) -> Sample:

@@ -14,9 +14,9 @@ import pytest
 from web_tls import Pki, bcrypt_hash, make_pki
 
 from streaming.cli.main import main
+from streaming.demo.local_broker import free_port
 from streaming.exporter.web import LiveWebConfig, secured
 from streaming.exporter.web_config import CIPHER_SUITES, WebConfig, load_web_config
-from streaming.kafka.broker import free_port
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ from bench.exporter import ExporterProcess, produce_transaction, wait_for
 from streaming.cli.conformance import check_log
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
-from streaming.kafka.broker import free_port
+from streaming.demo.local_broker import free_port
 from whatif.histories import sample_path
 
 pytestmark = pytest.mark.kafka

@@ -39,18 +39,18 @@ from typing import IO, Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
+from streaming.capture.coordinator_events import Event, Translator, Undecodable
+from streaming.capture.coordinator_records import MemberMetadata
+from streaming.capture.group_client import describe_consumer_groups, list_groups
+from streaming.capture.group_messages import ListedGroup
+from streaming.capture.traffic_poll import TrafficPoll
+from streaming.capture.wire import kafka_topic_id
 from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
-from streaming.kafka.coordinator_events import Event, Translator, Undecodable
-from streaming.kafka.coordinator_records import MemberMetadata
-from streaming.kafka.group_client import describe_consumer_groups, list_groups
-from streaming.kafka.group_messages import ListedGroup
 from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
-from streaming.kafka.traffic_poll import TrafficPoll
 from streaming.kafka.transactions import last_marker, write_batch
-from streaming.kafka.wire import kafka_topic_id
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _EVENT_LIMIT = Limits().max_event_bytes
