@@ -37,8 +37,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from assignors.registry import STRATEGIES
-
-OBSERVED = "observed"  # the pseudo-strategy of captured logs: what the real group got (streaming.core.observed)
+from streaming.core.observed import OBSERVED
 
 # The one palette: the registry's strategies take its colours in registry order, the spares after them go to
 # strategies the registry does not know (yet), in page order; `observed`, the group's real history, is near-black.
@@ -494,6 +493,7 @@ _PANELS = (  # (title, y axis title, series, kept in the compact layout of short
     ("cumulative partitions moved", "partitions", "cumulative", False),
 )
 _TICKS = 15  # labelled rebalances on the x axis, at most
+_STRIP_PX, _GAP_PX = 60, 100  # heights of the events strip and of the space under each row (its x labels and title)
 _SHORT = 3  # eventful rebalances up to which a group gets the compact layout
 _PLAIN_MEMBERS = 24  # members up to which the final loads table is shown open
 _LISTED_MEMBERS = 100  # members per strategy whose partitions are listed
@@ -615,6 +615,26 @@ def _x_axis(timeline: list[Rebalance]) -> dict:
             "range": [0.3, len(timeline) + 0.7], "showticklabels": True, "title_standoff": 4}
 
 
+def _series(history: list[Rebalance], timeline: list[Rebalance]) -> tuple[list[Rebalance | None], dict[str, list]]:
+    """A row's rebalance and chart values at each of the group's events: None (a gap in its lines) where the row
+    did not rebalance — `observed` at an event that was not a recorded generation."""
+    at = {b.number: b for b in history}
+    done = dict(zip(at, accumulate(b.moves for b in history), strict=True))
+    points = [at.get(t.number) for t in timeline]
+
+    def of(value: Callable[[Rebalance], int | None]) -> list[int | None]:
+        return [None if b is None else value(b) for b in points]
+
+    return points, {
+        "moves": of(lambda b: b.moves),
+        "fewest": of(lambda b: b.min_moves),
+        "gap": of(lambda b: None if b.min_moves is None else b.moves - b.min_moves),
+        "paused": of(lambda b: b.paused),
+        "imbalance": of(lambda b: b.imbalance),
+        "cumulative": of(lambda b: done[b.number]),
+    }
+
+
 def _figure(g: GroupReport, strategies: list[str]):
     """One figure per group: an events strip (rebalances, static restarts) over the metric panels, all on the
     rebalance-number axis (`_x_axis`; the hover tells each rebalance's cause and time); a legend entry toggles
@@ -625,8 +645,10 @@ def _figure(g: GroupReport, strategies: list[str]):
     rows = g.rows
     short = len(_eventful(rows)) <= _SHORT
     panels = [p for p in _PANELS if p[3] or not short]
-    fig = make_subplots(rows=len(panels) + 1, cols=1, shared_xaxes=True,
-                        vertical_spacing=0.12 if short else 0.06, row_heights=[0.35] + [1.0] * len(panels),
+    panel_px = 170 if short else 230
+    plot_px = _STRIP_PX + len(panels) * (panel_px + _GAP_PX)
+    fig = make_subplots(rows=len(panels) + 1, cols=1, shared_xaxes=True, vertical_spacing=_GAP_PX / plot_px,
+                        row_heights=[_STRIP_PX] + [panel_px] * len(panels),
                         subplot_titles=[""] + [p[0] for p in panels])
 
     # the events strip: one mark per rebalance and one between two rebalances per static restart
@@ -650,17 +672,11 @@ def _figure(g: GroupReport, strategies: list[str]):
         colour = _colour(row.strategy, strategies)
         style = _style_index(row.strategy, strategies)
         width = 1.2 + 1.8 * (len(rows) - 1 - n) / max(1, len(rows) - 1)
-        history = row.history
-        x = [b.number for b in history]
-        series = {
-            "moves": [b.moves for b in history],
-            "gap": [None if b.min_moves is None else b.moves - b.min_moves for b in history],
-            "paused": [b.paused for b in history],
-            "imbalance": [b.imbalance for b in history],
-            "cumulative": list(accumulate(b.moves for b in history)),
-        }
-        info = [[b.number, _esc(b.cause), _ts_text(b.event_ts), b.rounds, b.moves,
-                 "n/a" if b.min_moves is None else b.min_moves] for b in history]
+        points, series = _series(row.history, timeline)
+        x = [b.number for b in timeline]
+        info = [[t.number, "", "", 0, 0, 0] if b is None else
+                [b.number, _esc(b.cause), _ts_text(b.event_ts), b.rounds, b.moves,
+                 "n/a" if b.min_moves is None else b.min_moves] for t, b in zip(timeline, points, strict=True)]
         label = f"<b>{_esc(row.strategy)}</b>"
         head = (f"{label} · rebalance %{{customdata[0]}}: %{{customdata[1]}}<br>%{{customdata[2]}}<br>"
                 "rounds %{customdata[3]} · moved %{customdata[4]} · fewest for its loads %{customdata[5]}<br>")
@@ -675,15 +691,14 @@ def _figure(g: GroupReport, strategies: list[str]):
                         "line": {"width": 1.5}},
             ), row=i, col=1)
         fig.add_trace(go.Scatter(
-            x=x, y=[b.min_moves for b in history], name=f"{row.strategy}: {_FEWEST}", legendgroup=row.strategy,
+            x=x, y=series["fewest"], name=f"{row.strategy}: {_FEWEST}", legendgroup=row.strategy,
             showlegend=False, mode="lines", hoverinfo="skip", line={"color": colour, "width": 1, "dash": "dot"},
         ), row=2, col=1)
     fig.update_xaxes(**_x_axis(timeline))
     for i, (_, y_title, _, _) in enumerate(panels, 2):
         fig.update_yaxes(title_text=y_title, rangemode="tozero", row=i, col=1)
     fig.update_yaxes(title_text="", row=1, col=1, fixedrange=True)
-    panel_px = 170 if short else 230
-    fig.update_layout(height=110 + panel_px * len(panels) + 90, margin={"l": 70, "r": 20, "t": 60, "b": 40},
+    fig.update_layout(height=plot_px + 100, margin={"l": 70, "r": 20, "t": 60, "b": 40},
                       legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0}, template="plotly_white",
                       hovermode="closest", font={"family": _FONTS})
     return fig
@@ -730,8 +745,9 @@ def _own_strategy_note(g: GroupReport) -> str:
             text.append(f"All {judged} recorded generation(s) got exactly what Kafka's {_esc(protocol)} computes "
                         "from their inputs.")
         else:
-            text.append(f"{judged - counts['conform']} of {judged} recorded generation(s) did not get Kafka's "
-                        f"{_esc(protocol)} result or could not be judged (Conformance below).")
+            unjudged = f", {counts['no verdict']} could not be judged" if counts["no verdict"] else ""
+            text.append(f"{counts['differ']} of {judged} recorded generation(s) did not get Kafka's {_esc(protocol)} "
+                        f"result{unjudged} (see the conformance lane below).")
     equal = ""
     if protocol not in g.finals:
         if protocol in STRATEGIES:
@@ -741,7 +757,7 @@ def _own_strategy_note(g: GroupReport) -> str:
         equal = f' data-equals-observed="{str(not differ).lower()}"'
         text.append(f"Its row, marked, equals <code>observed</code>: replaying {_esc(protocol)} gives what the "
                     "group did." if not differ else
-                    f"Its row, marked, differs from <code>observed</code> in {_esc('; '.join(differ))}.")
+                    f"Its row, marked, differs from <code>observed</code> in {_esc(', '.join(differ))}.")
     return (f'<p class="note own-strategy" data-protocols="{_esc(protocol)}"{equal}>' + " ".join(text) + "</p>")
 
 
