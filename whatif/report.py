@@ -713,7 +713,7 @@ def differences_from_observed(g: GroupReport, strategy: str) -> list[str]:
            for header, attr, _ in _COLUMNS if attr not in ("rank", "strategy")
            and getattr(mine, attr) != getattr(real, attr)]
     if g.finals[strategy].holdings != g.finals[OBSERVED].holdings:
-        out.append("the final assignment")
+        out.append("a different final assignment")
     return out
 
 
@@ -742,8 +742,8 @@ def _own_strategy_note(g: GroupReport) -> str:
             text.append("No conformance records were read with these diff records, so whether the group got "
                         f"Kafka's {_esc(protocol)} result is not known here.")
         elif counts["conform"] == judged:
-            text.append(f"All {judged} recorded generation(s) got exactly what Kafka's {_esc(protocol)} computes "
-                        "from their inputs.")
+            every = "Its one recorded generation" if judged == 1 else f"All {judged} recorded generations"
+            text.append(f"{every} got exactly what Kafka's {_esc(protocol)} computes from the recorded inputs.")
         else:
             unjudged = f", {counts['no verdict']} could not be judged" if counts["no verdict"] else ""
             text.append(f"{counts['differ']} of {judged} recorded generation(s) did not get Kafka's {_esc(protocol)} "
@@ -757,7 +757,7 @@ def _own_strategy_note(g: GroupReport) -> str:
         equal = f' data-equals-observed="{str(not differ).lower()}"'
         text.append(f"Its row, marked, equals <code>observed</code>: replaying {_esc(protocol)} gives what the "
                     "group did." if not differ else
-                    f"Its row, marked, differs from <code>observed</code> in {_esc(', '.join(differ))}.")
+                    f"Its row, marked, differs from <code>observed</code>: {_esc(', '.join(differ))}.")
     return (f'<p class="note own-strategy" data-protocols="{_esc(protocol)}"{equal}>' + " ".join(text) + "</p>")
 
 
