@@ -493,6 +493,7 @@ _PANELS = (  # (title, y axis title, series, kept in the compact layout of short
     ("cumulative partitions moved", "partitions", "cumulative", False),
 )
 _TICKS = 15  # labelled rebalances on the x axis, at most
+_LEGEND_ROW = 8  # legend entries per row, about
 _STRIP_PX, _GAP_PX = 60, 100  # heights of the events strip and of the space under each row (its x labels and title)
 _SHORT = 3  # eventful rebalances up to which a group gets the compact layout
 _PLAIN_MEMBERS = 24  # members up to which the final loads table is shown open
@@ -535,8 +536,8 @@ td.member {{ text-align: left; font-family: ui-monospace, monospace; font-size: 
 td.parts {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.9em; }}
 td.example {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.88em; max-width: 48em;
               overflow-wrap: anywhere; }}
-tr.best td {{ background: #eef8ee; }} tr.own td {{ border-top: 2px solid #111; border-bottom: 2px solid #111; }}
-span.own {{ margin-left: 0.5em; padding: 0 0.35em; border-radius: 3px; background: #111; color: #fff;
+tr.best td {{ background: #eef8ee; }} tr.own td {{ border-top: 2px solid #555; border-bottom: 2px solid #555; }}
+span.own {{ margin-left: 0.5em; padding: 0 0.35em; border-radius: 3px; background: #555; color: #fff;
             font-size: 0.78em; font-weight: 600; }} td.min {{ background: #eef3fb; }} td.max {{ background: #fbeeee; }}
 .swatch {{ display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em; border-radius: 2px; }}
 p.note {{ color: #555; max-width: 80em; }}
@@ -698,7 +699,8 @@ def _figure(g: GroupReport, strategies: list[str]):
     for i, (_, y_title, _, _) in enumerate(panels, 2):
         fig.update_yaxes(title_text=y_title, rangemode="tozero", row=i, col=1)
     fig.update_yaxes(title_text="", row=1, col=1, fixedrange=True)
-    fig.update_layout(height=plot_px + 100, margin={"l": 70, "r": 20, "t": 60, "b": 40},
+    top = 36 + 26 * -(-len(rows) // _LEGEND_ROW)  # the legend's rows above the charts, below the mode bar
+    fig.update_layout(height=plot_px + top + 40, margin={"l": 70, "r": 20, "t": top, "b": 40},
                       legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0}, template="plotly_white",
                       hovermode="closest", font={"family": _FONTS})
     return fig

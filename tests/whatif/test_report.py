@@ -413,17 +413,32 @@ def test_report_of_out_diffs_reads_the_conformance_and_dead_letters_beside_it(bu
         assert lane in pages[1]
 
 
-def test_rebalances_are_numbered_by_the_group_events_in_log_order(burst_capture):
+def test_rebalances_are_numbered_by_the_group_events_in_log_order(burst_capture, tmp_path):
     """One event, one number in every row: `observed`, which answers only the recorded generations, has the
-    numbers of those generations' lines among all the lines that made any strategy rebalance."""
-    records = [json.loads(line) for f in sorted((burst_capture / "diffs").glob("*.jsonl")) for line in f.open()]
-    lines = sorted({r["cause"]["source"]["line"] for r in records})
-    (group,) = build(records).groups
-    for row in group.rows:
-        mine = [r for r in records if r["strategy"] == row.strategy and r["phase"] != "followup"]
-        assert [b.number for b in row.history] == [lines.index(r["cause"]["source"]["line"]) + 1 for r in mine]
-    observed = next(row for row in group.rows if row.strategy == "observed")
-    assert len(observed.history) < len(lines)  # the `partitions` line is not one of its rebalances
+    numbers of those generations' lines among all the lines that made any strategy rebalance — in a log that
+    joins two members by hand before the group's generations are recorded, and in the burst capture."""
+    gen = {"group": "g", "type": "generation", "protocol": "range"}
+    log = tmp_path / "joins-then-generations.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in [
+        {"group": "g", "type": "partitions", "partitions": {"orders": 4}},
+        {"group": "g", "type": "join", "member": "a", "topics": ["orders"]},
+        {"group": "g", "type": "join", "member": "b", "topics": ["orders"]},
+        gen | {"generation": 1, "members": {"a": {"topics": ["orders"], "assigned": {"orders": [0, 1]}},
+                                            "b": {"topics": ["orders"], "assigned": {"orders": [2, 3]}}}},
+        gen | {"generation": 2, "members": {"a": {"topics": ["orders"], "assigned": {"orders": [0, 1, 2, 3]}}}},
+    ]))
+    assert cli(["replay", str(log), "--out", str(tmp_path / "out"), "--strategies", "range,cooperative-sticky",
+                "--engine", "local"]) == 0
+    numbers = {}
+    for out in (tmp_path / "out", burst_capture):
+        records = [json.loads(line) for f in sorted((out / "diffs").glob("*.jsonl")) for line in f.open()]
+        lines = sorted({r["cause"]["source"]["line"] for r in records})
+        (group,) = build(records).groups
+        for row in group.rows:
+            mine = [r for r in records if r["strategy"] == row.strategy and r["phase"] != "followup"]
+            numbers[(out, row.strategy)] = [b.number for b in row.history]
+            assert numbers[(out, row.strategy)] == [lines.index(r["cause"]["source"]["line"]) + 1 for r in mine]
+    assert numbers[(tmp_path / "out", "observed")] == [3, 4]  # after the two joins
 
 
 def own_strategy(page: str) -> tuple[re.Match | None, list[str]]:

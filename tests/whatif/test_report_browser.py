@@ -75,7 +75,8 @@ window.addEventListener('load', () => setTimeout(() => {
       const b = p.getBoundingClientRect();
       return b.left + b.width / 2;
     });
-    return {axes, marks};
+    const box = el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+    return {axes, marks, legend: box(div.querySelector('g.legend')), modebar: box(div.querySelector('.modebar'))};
   });
   const own = [...document.querySelectorAll('table.summary tr.own span.own')].map(s => s.getBoundingClientRect().width);
   const pre = document.createElement('pre');
@@ -260,7 +261,8 @@ def test_conformance_lane_of_a_replayed_capture(tmp_path: Path) -> None:
 def test_a_burst_of_rebalances_stays_readable(burst_capture, tmp_path):
     """A captured group's 14 generations, 13 of them in 37 s an hour after the first: every rebalance gets its
     own place on the axis (marks at least 40 px apart), every chart row labels each one with its number and
-    time without two labels overlapping, and the group's own strategy is marked in its ranking."""
+    time without two labels overlapping, the legend clear of the mode bar, and the group's own strategy is marked
+    in its ranking."""
     report = tmp_path / "burst.html"
     assert cli(["report", str(burst_capture), "--out", str(report)]) == 0
     records = [json.loads(line) for f in (burst_capture / "diffs").glob("*.jsonl") for line in f.open()]
@@ -276,6 +278,8 @@ def test_a_burst_of_rebalances_stays_readable(burst_capture, tmp_path):
         labels.sort(key=lambda t: t["left"])
         assert [t["text"] for t in labels] == [f"{n}|{c}" for n, c in enumerate(clock, 1)]
         assert all(a["right"] <= b["left"] for a, b in itertools.pairwise(labels)), labels
+    legend, modebar = figure["legend"], figure["modebar"]  # [left, top, right, bottom]
+    assert legend[3] <= modebar[1] or modebar[3] <= legend[1] or legend[2] <= modebar[0], (legend, modebar)
     assert len(result["own"]) == 1 and result["own"][0] > 0  # range, the group's strategy
     shot = screenshot(report, tmp_path)
     assert colour_pixels(shot, STRATEGY_COLOURS["observed"]) > 500  # observed's line and marks are drawn
