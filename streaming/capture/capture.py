@@ -3,7 +3,7 @@
 
 The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
 transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
-end offsets taken at start. Records go through `streaming.kafka.coordinator_events.Translator` in offset
+end offsets taken at start. Records go through `streaming.capture.coordinator_events.Translator` in offset
 order per partition (all of a group's records share a partition, so per-group order is kept). Partition
 counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
 interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
@@ -12,7 +12,7 @@ interval, so that a later partition increase or deletion becomes a `partitions` 
 DescribeGroups for classic groups (a Stable or Empty group whose members or assignments differ from the
 last poll, or that an earlier poll saw rebalancing, becomes a `generation` event numbered by the capture,
 with the rebalance's observed duration), ConsumerGroupDescribe for KIP-848 consumer groups where the
-cluster has it (one `generation` event per target-assignment epoch seen; `streaming.kafka.group_client`);
+cluster has it (one `generation` event per target-assignment epoch seen; `streaming.capture.group_client`);
 a group that disappeared becomes a `delete_group`. It only sees what is there at each poll.
 
 `--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
@@ -66,7 +66,7 @@ class CaptureSettings:
     poll_interval: float = 5.0
     strict: bool = False
     kafka_options: Mapping[str, str] = field(default_factory=dict)
-    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.kafka.traffic_poll)
+    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.capture.traffic_poll)
 
     def traffic_poll(self) -> TrafficPoll | None:
         if self.traffic_interval is None:

@@ -185,15 +185,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIR",
-                   help="a replay's --out directory (diffs and dead letters) or a directory of diff records")
-    p.add_argument("--bootstrap", metavar="HOST:PORT")
-    p.add_argument("--diffs-topic", default="rebalance.diffs")
+                   help="a replay's --out directory OUT or its OUT/diffs (either way with OUT's dead letters and "
+                        "conformance records), or a directory of diff records")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="read the records from this broker's topics instead of DIR")
+    p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records (default: %(default)s)")
     p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
                    help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
     p.add_argument("--conformance-topic", default="rebalance.conformance",
                    help="conformance records for the report's conformance lane, if the topic exists "
                         "(default: %(default)s)")
-    p.add_argument("--out", default="report.html", metavar="REPORT.html")
+    p.add_argument("--out", default="report.html", metavar="REPORT.html", help="(default: %(default)s)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")
 
