@@ -58,6 +58,22 @@ def test_unreachable_broker_is_one_line_exit_1(tmp_path: Path, capsys, command: 
     assert line.startswith(f"rebalance {command[0]}: cannot reach Kafka at {UNREACHABLE}"), line
 
 
+@pytest.mark.parametrize("source", ["offsets", "describe"])
+def test_capture_from_a_broker_that_does_not_answer_is_one_line_and_no_file(tmp_path: Path, capsys,
+                                                                            source: str) -> None:
+    """A wrong port: the wait is --connect-timeout, then one line with what to check; no empty file is left."""
+    out = tmp_path / "history.jsonl"
+    argv = ["capture", "--bootstrap", UNREACHABLE, "--source", source, "--out", str(out), "--connect-timeout", "1"]
+    assert main(argv) == 1
+    assert _one_line(capsys) == (
+        f"rebalance capture: cannot reach Kafka at {UNREACHABLE} (no answer within 1 s; --connect-timeout waits "
+        "longer); check the address (--bootstrap), that the broker is up and advertises a listener reachable from "
+        "here, and the security settings (--kafka-option security.protocol=..., sasl.*, ssl.*)")
+    assert not out.exists()
+    assert main([*argv[:-1], "0"]) == 2
+    assert _one_line(capsys) == "rebalance capture: --connect-timeout: expected a positive number of seconds, got 0.0"
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--out", "FILE"], "--out FILE: not a directory"),
     (["--out", "FILE/sub"], "--out FILE/sub: cannot write: Not a directory"),
