@@ -108,22 +108,24 @@ def rebuild_rounds(diffs: Iterable[dict]) -> dict[tuple[str, str], list[tuple[in
     return dict(rounds)
 
 
-def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = lambda: True) -> tuple[int, list[str]]:
+def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = lambda: True, *,
+              after_batch: bool = True) -> tuple[int, list[str]]:
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group of `proc`, started with
-    `start_new_session` and stderr piped) once `[label] batch` lines appear and `ready()` holds. Returns the
-    exit code and what was printed afterwards, batch lines (batches that ended meanwhile) left out."""
+    `start_new_session` and stderr piped) once `[label] batch` lines appear (unless not `after_batch`) and
+    `ready()` holds. Returns the exit code and what was printed afterwards (without `after_batch`: all of
+    stderr), batch lines (batches that ended meanwhile) left out."""
     try:
         before = []
         assert proc.stderr is not None
-        for raw in proc.stderr:  # wait until micro-batches run
+        for raw in proc.stderr if after_batch else ():  # wait until micro-batches run
             before.append(raw.decode())
             if raw.startswith(f"[{label}] batch".encode()):
                 break
-        assert before and before[-1].startswith(f"[{label}] batch"), before
+        assert not after_batch or (before and before[-1].startswith(f"[{label}] batch")), before
         deadline = time.monotonic() + 120
         while not ready():
             assert proc.poll() is None and time.monotonic() < deadline, f"{label}: never ready to be interrupted"
-            time.sleep(0.2)
+            time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
         rest = proc.stderr.read().decode().splitlines()
         code = proc.wait(timeout=120)
@@ -131,3 +133,8 @@ def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = la
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     return code, [line for line in rest if not line.startswith(f"[{label}] batch")]
+
+
+def has_child_process(pid: int) -> bool:
+    """Whether the process has started a child (for `replay`/`serve`: the Spark JVM is booting)."""
+    return any((task / "children").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir())
