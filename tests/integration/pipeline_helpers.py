@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -127,7 +128,13 @@ def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = la
             assert proc.poll() is None and time.monotonic() < deadline, f"{label}: never ready to be interrupted"
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
-        rest = proc.stderr.read().decode().splitlines()
+        # a process of the group that never ends (an orphaned JVM holding the pipe) is killed: exit code -9
+        guard = threading.Timer(300, os.killpg, (proc.pid, signal.SIGKILL))
+        guard.start()
+        try:
+            rest = proc.stderr.read().decode().splitlines()
+        finally:
+            guard.cancel()
         code = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -135,6 +142,13 @@ def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = la
     return code, [line for line in rest if not line.startswith(f"[{label}] batch")]
 
 
-def has_child_process(pid: int) -> bool:
-    """Whether the process has started a child (for `replay`/`serve`: the Spark JVM is booting)."""
-    return any((task / "children").read_text().split() for task in Path(f"/proc/{pid}/task").iterdir())
+def spark_jvm_booting(pid: int) -> bool:
+    """Whether the process has a child running Spark's JVM (`spark-submit` once it became `java`)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if b"org.apache.spark.deploy.SparkSubmit" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return True
+            except OSError:  # ended meanwhile
+                pass
+    return False
