@@ -21,7 +21,7 @@ from streaming.cli.usage import (
 
 
 def run(args: argparse.Namespace) -> int:
-    config = pipeline_config(args.strategies)
+    config = pipeline_config(args.strategies, args.timing)
     max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_BATCH
     master, spark_conf = spark_settings(args.master, args.spark_conf)
     options = client_options(args.kafka_option, args.bootstrap)

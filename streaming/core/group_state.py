@@ -80,7 +80,7 @@ def step_state(
     out: list[OutputRecord] = []
     dirty = current is not None and _align_strategies(current, config.strategies)
     for rec in ordered:
-        emit = Emitter(group, rec, now_ms, limits, out)
+        emit = Emitter(group, rec, now_ms, limits, out, config.timing)
         try:
             event = parse_event(rec.value, limits, rec.size)
             if not group:
@@ -117,6 +117,9 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     rebalance = shape.membership_changed or shape.subscribed_metadata_changed()
     if not (rebalance or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
         return None
+    # the latest classic rebalance duration the capture recorded; a `generation` event's own counts for its rounds
+    recorded_ms = ev.rebalance_ms if isinstance(ev, Generation) and ev.rebalance_ms is not None else old.rebalance_ms
+    emit.rebalance_ms = config.timing.classic_ms(recorded_ms)
     lay = Relayout(old, shape, parts)  # 2. the layout change
     cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
@@ -140,6 +143,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=departed,
         departed_partitions=held,
+        rebalance_ms=recorded_ms,
     )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
+from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
 from streaming.core.layout import Relayout, move, relaid_owner, union_owner
 from streaming.core.records import Emitter
@@ -25,7 +26,7 @@ from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
-INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+INCREMENTAL = CONSUMER_PROTOCOL  # KIP-848: one round; the coordinator revokes only movers
 _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
 _UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
