@@ -26,8 +26,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
+
+from whatif.costs import CostCollector, GroupCost
 
 # Strategy -> colour, marker and dash, fixed so a strategy looks the same in every group's figure; shapes and
 # dashes keep strategies that agree (equal values, overlapping lines) apart.
@@ -195,6 +198,7 @@ class GroupReport:
     restarts: list[StaticRestart]
     finals: dict[str, FinalAssignment]
     conformance: list[dict] = field(default_factory=list)  # its conformance records, in generation order
+    cost: GroupCost | None = None  # time stopped and lag added per strategy (whatif.costs)
 
 
 @dataclass
@@ -350,8 +354,10 @@ def summarize(records: Iterable[dict]) -> list[Summary]:
     """One row per (group, strategy), grouped by group and ranked within it by disruption: fewest
     partitions paused first (consumption stopped), then fewest moved, then smallest worst imbalance."""
     collector = _Collector()
+    costs = CostCollector()
     for rec in records:
         collector.add(rec)
+        costs.add(rec)
     return _summaries(collector)
 
 
@@ -368,8 +374,10 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
     for rec in conformance:
         verdicts[str(rec.get("group"))].append(rec)
     collector = _Collector()
+    costs = CostCollector()
     for rec in records:
         collector.add(rec)
+        costs.add(rec)
     reasons: dict[str, DeadLetterReason] = {}
     dead = 0
     for letter in dead_letters:
@@ -388,7 +396,7 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
         GroupReport(group, group_rows,
                     sorted(collector.restarts.get(group, {}).values(), key=lambda r: (r.event_ts or 0, r.member)),
                     {row.strategy: collector.final((group, row.strategy)) for row in group_rows},
-                    sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0))
+                    sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0), costs.groups.get(group))
         for group, group_rows in by_group.items()
     ]
     known = list(STRATEGY_COLOURS)  # Kafka's client strategies, then broker-side, then MetaQ, then others
@@ -768,9 +776,69 @@ def _conformance_lane(g: GroupReport, strategies: list[str]) -> str:
             "<code>observed</code> row above is what the group really got.</p>" + table)
 
 
+def _seconds(ms: Fraction) -> str:
+    return f"{float(ms / 1000):,.1f}"
+
+
+def _stop_times(values: set[Fraction], what: str) -> str:
+    if not values:
+        return f"{what}: not seen (no round of it paused anything)"
+    low, high = min(values), max(values)
+    if low == high:
+        return f"{what}: {float(low):,g} ms per paused partition"
+    return f"{what}: {float(low):,g} to {float(high):,g} ms per paused partition (the captured durations)"
+
+
+def _cost_lane(g: GroupReport, strategies: list[str]) -> str:
+    """Time stopped and lag added per strategy (docs/cost.md), the move to the consumer protocol in one line,
+    and the timing the records were computed with (read back from them, `whatif.costs`)."""
+    cost = g.cost
+    if cost is None or not cost.strategies:
+        return ""
+    rows = []
+    for name, row in cost.strategies.items():
+        lag = row.lag_added
+        rows.append(f'<tr data-strategy="{_esc(name)}"><td class="strategy">{_swatch(name, strategies)}</td>'
+                    f'<td data-col="partition_seconds">{"–" if row.missing else _seconds(row.stopped_ms)}</td>'
+                    f'<td data-col="lag_added">{"–" if lag is None else f"{lag:,.0f}"}</td>'
+                    f'<td data-col="rounds">{row.rounds}</td></tr>')
+    notes = []
+    if any(row.missing for row in cost.strategies.values()):
+        notes.append("Some records carry no <code>stopped_ms</code> (written before the cost model): replay the "
+                     "log again to see their cost.")
+    base, target = cost.baseline(), cost.target()
+    if target is None:
+        move = ("No consumer-protocol strategy was replayed: replay with <code>--strategies</code> including "
+                "<code>uniform</code> to see what moving to <code>group.protocol=consumer</code> would change.")
+    elif base is None:
+        move = "Only consumer-protocol strategies were replayed: there is no classic strategy to weigh them against."
+    else:
+        name, why = base
+        mine, theirs = cost.strategies[target], cost.strategies[name]
+        move = (f"Moving to <code>group.protocol=consumer</code> ({_esc(target)}) would have stopped "
+                f"<strong>{_seconds(mine.stopped_ms)}</strong> partition-seconds instead of "
+                f"<strong>{_seconds(theirs.stopped_ms)}</strong> ({_esc(name)}: {_esc(why)})")
+        if mine.lag_added is not None and theirs.lag_added is not None:
+            move += f", and added {mine.lag_added:,.0f} messages of lag instead of {theirs.lag_added:,.0f}"
+        move += "."
+    timing = (f"{_stop_times(cost.classic_ms, 'classic rebalance (rebalance_ms)')}; "
+              f"{_stop_times(cost.consumer_ms, 'consumer protocol (heartbeat_ms / 2)')}. Change them with "
+              "<code>--timing rebalance_ms=N,heartbeat_ms=N</code> on <code>rebalance replay</code> or "
+              "<code>serve</code> (<code>rebalance_ms=observed</code>: each group's captured durations; defaults "
+              "3000 and 5000 ms); the model and where it is wrong: docs/cost.md.")
+    return ('<h3>Time stopped and lag added</h3>'
+            f'<p class="migration" data-group="{_esc(g.group)}">{move}</p>'
+            f'<table class="cost" data-group="{_esc(g.group)}"><thead><tr><th class="text">strategy</th>'
+            '<th title="sum of stopped_ms / 1000: each paused partition times how long it stopped">'
+            'partition-seconds stopped</th><th title="messages that piled up meanwhile (groups with traffic)">'
+            'lag added (messages)</th><th>rounds</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+            + "".join(f'<p class="note">{n}</p>' for n in notes)
+            + f'<p class="note timing">Timing: {timing}</p>')  # numbers and fixed text only
+
+
 # The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
 GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
-    _ranking_lane, _conformance_lane, _static_lane, _charts_lane, _final_lane,
+    _ranking_lane, _cost_lane, _conformance_lane, _static_lane, _charts_lane, _final_lane,
 )
 
 
