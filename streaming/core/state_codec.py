@@ -215,7 +215,7 @@ def encode(state: GroupState) -> bytes:
     for d in state.departed.values():
         for keys in d.owned.values():
             w.add(keys, "<i8")
-    header = {
+    header: dict[str, object] = {
         "topics": state.topics,
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
