@@ -59,7 +59,7 @@ class GroupCost:
             return OBSERVED, f"what the group itself did as captured{f' ({own})' if own else ''}"
         for name in self.strategies:
             if name not in CONSUMER_PROTOCOL:
-                return name, "the first classic strategy replayed (the group was not captured)"
+                return name, "the first classic strategy replayed, as the group was not captured"
         return None
 
     def target(self) -> str | None:
