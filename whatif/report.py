@@ -7,7 +7,9 @@ that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order
 membership (restarts that took a member's place without a rebalance), the charts (partitions moved next to
 the fewest moves any assignment with the strategy's own loads could have made — `min_moves`, see
 `assignors.optimality` — the optimality gap, partitions paused, load imbalance and cumulative movement, on
-the event-time axis) and the final assignment per strategy. A new concern is a new lane function.
+the event-time axis), the load lane of a group with traffic (msgs/s from the least loaded to the hottest
+member after each rebalance, the rate imbalance per strategy, the keys a growing keyed topic moved: contract
+§7) and the final assignment per strategy. A new concern is a new lane function.
 
 A *rebalance* is one triggering event: an eager or KIP-848 round, or a cooperative revoke round with its
 follow-ups; its numbers are the sums over its rounds (imbalance: after its last round).
@@ -94,6 +96,42 @@ _UNKNOWN_STRATEGY = StrategyInfo("not a strategy of this library", "as its recor
 # --- from records to numbers ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Load:
+    """A round's load in messages per second (contract §7: `rate_total`, `rate_min`, `rate_max`, `keys_moved`)."""
+
+    total: float  # into the partitions of the topics the group's members subscribe to
+    least: float  # the least loaded member (0 when a member holds nothing)
+    hottest: float  # the most loaded member
+    members: int
+    keys_moved: tuple[tuple[str, float], ...] = ()  # (topic, share of its key weight that changed partition)
+
+    @staticmethod
+    def of(rec: dict) -> Load | None:
+        if rec.get("rate_total") is None:
+            return None
+        moved = rec.get("keys_moved") or {}
+        return Load(float(rec["rate_total"]), float(rec["rate_min"]), float(rec["rate_max"]), int(rec["members"]),
+                    tuple((str(t), float(v)) for t, v in sorted(moved.items())))
+
+    @property
+    def even_share(self) -> float:
+        """msgs/s per member were the traffic spread evenly over the members."""
+        return self.total / self.members if self.members else 0.0
+
+    @property
+    def over_even(self) -> float | None:
+        """The hottest member's msgs/s in even shares (1: balanced); None without traffic."""
+        return self.hottest / self.even_share if self.even_share > 0 else None
+
+    @property
+    def hottest_over_least(self) -> float | None:
+        """The hottest member's msgs/s over the least loaded one's; inf when one holds no traffic."""
+        if self.hottest == 0:
+            return None
+        return self.hottest / self.least if self.least > 0 else float("inf")
+
+
+@dataclass(frozen=True)
 class Round:
     """The metrics of one diff record (one rebalance round of one strategy); `changes` are kept apart."""
 
@@ -108,6 +146,7 @@ class Round:
     load_max: int
     unassigned: int
     error: bool = False  # Kafka's assignor threw in this round (the record's `error`)
+    load: Load | None = None  # msgs/s after the round, in the records of a group with traffic
 
 
 @dataclass
@@ -124,6 +163,8 @@ class Rebalance:
     paused: int = 0
     imbalance: int = 0
     unassigned: int = 0
+    load: Load | None = None  # msgs/s after its last round (None: the group had no traffic then)
+    keys_moved: dict[str, float] = field(default_factory=dict)  # topic -> share, when a keyed topic grew
 
     def add(self, r: Round) -> None:
         self.rounds += 1
@@ -133,6 +174,9 @@ class Rebalance:
         self.paused += r.paused
         self.imbalance = r.load_max - r.load_min
         self.unassigned = r.unassigned
+        self.load = r.load
+        if r.load is not None:
+            self.keys_moved.update(r.load.keys_moved)
 
 
 @dataclass
@@ -245,6 +289,7 @@ def _round(rec: dict) -> Round:
         load_max=int(rec["load_max"]),
         unassigned=int(rec["unassigned"]),
         error="error" in rec,
+        load=Load.of(rec),
     )
 
 
@@ -836,9 +881,148 @@ def _cost_lane(g: GroupReport, strategies: list[str]) -> str:
             + f'<p class="note timing">Timing: {timing}</p>')  # numbers and fixed text only
 
 
+# --- the load lane: msgs/s per member (groups with traffic, contract §7) ----------------------------------
+
+@dataclass(frozen=True)
+class LoadSummary:
+    """One strategy's load in a group: after its last rebalance with traffic, and the worst over all of them."""
+
+    strategy: str
+    final: Load
+    final_number: int  # the rebalance it is after
+    worst_over_even: float | None  # the largest hottest ÷ even share after any rebalance
+    worst_hottest: float  # the most msgs/s one member had after any rebalance
+
+
+def loaded(history: list[Rebalance]) -> list[tuple[Rebalance, Load]]:
+    """The rebalances after which the group had traffic, with their load."""
+    return [(b, b.load) for b in history if b.load is not None]
+
+
+def load_summary(row: Summary) -> LoadSummary | None:
+    """None when no rebalance of the strategy carried msgs/s (the group has no traffic)."""
+    points = loaded(row.history)
+    if not points:
+        return None
+    ratios = [r for _, load in points if (r := load.over_even) is not None]
+    return LoadSummary(row.strategy, points[-1][1], points[-1][0].number, max(ratios, default=None),
+                       max(load.hottest for _, load in points))
+
+
+def growths(g: GroupReport) -> list[tuple[Rebalance, str, float]]:
+    """(rebalance, topic, share of its key weight that changed partition) for each growth of a topic with keyed
+    traffic; the partitioner moves the keys whatever the strategy, so the first strategy's records say it."""
+    return [(b, topic, share) for b in g.rows[0].history for topic, share in sorted(b.keys_moved.items())]
+
+
+def _msgs(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _times(value: float | None) -> str:
+    return "–" if value is None else "∞" if value == float("inf") else f"{value:.2f}×"
+
+
+def _load_lane(g: GroupReport, strategies: list[str]) -> str:
+    summaries = [s for s in map(load_summary, g.rows) if s is not None]
+    if not summaries:
+        return ""
+    columns = (("group msgs/s", "total", "messages per second into the topics the group's members subscribe to"),
+               ("even share", "even", "msgs/s per member, were they spread evenly: total ÷ members"),
+               ("hottest member", "hottest", "msgs/s of the most loaded member: the sum over the partitions it holds"),
+               ("least loaded", "least", "msgs/s of the least loaded member (0: a member without traffic)"),
+               ("hottest ÷ even share", "over_even", "rate imbalance: how many even shares the hottest member carries"),
+               ("hottest ÷ least", "over_least", "∞: some member holds no traffic"),
+               ("worst hottest ÷ even", "worst_over_even", "the largest hottest ÷ even share after any rebalance"),
+               ("worst hottest", "worst_hottest", "the most msgs/s one member had after any rebalance"))
+    head = "".join(f'<th title="{_esc(tip)}">{_esc(h)}</th>' for h, _, tip in columns)
+    body = []
+    for s in summaries:
+        f = s.final
+        cells = {"total": _msgs(f.total), "even": _msgs(f.even_share), "hottest": _msgs(f.hottest),
+                 "least": _msgs(f.least), "over_even": _times(f.over_even), "over_least": _times(f.hottest_over_least),
+                 "worst_over_even": _times(s.worst_over_even), "worst_hottest": _msgs(s.worst_hottest)}
+        body.append(f'<tr data-strategy="{_esc(s.strategy)}"><td class="strategy">{_swatch(s.strategy, strategies)}'
+                    "</td>" + "".join(f'<td data-col="{key}">{cells[key]}</td>' for _, key, _ in columns) + "</tr>")
+    table = (f'<table class="load" data-group="{_esc(g.group)}"><thead><tr><th class="text">strategy</th>{head}'
+             f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    grown = growths(g)
+    moved = "".join(
+        f'<tr class="growth"><td>{b.number}</td><td class="text">{_esc(_ts_text(b.event_ts))}</td>'
+        f'<td class="text">{_esc(b.cause)}</td><td class="text">{_esc(topic)}</td>'
+        f'<td data-col="keys_moved">{share:.1%}</td></tr>' for b, topic, share in grown)
+    moved_table = ('<p class="note">A topic with keyed traffic grew: the producer\'s partitioner sends these shares '
+                   "of its key weight to another partition from then on, so per-key ordering breaks for those keys "
+                   "while the group catches up (whatever the strategy).</p><table class='keys-moved' data-group='"
+                   f"{_esc(g.group)}'><thead><tr><th>rebalance</th><th class='text'>time</th><th class='text'>cause"
+                   "</th><th class='text'>topic</th><th>key weight moved</th></tr></thead><tbody>"
+                   f"{moved}</tbody></table>") if grown else ""
+    figure = _load_figure(g, strategies).to_html(full_html=False, include_plotlyjs=False,
+                                                 div_id=f"load-{_slug(g.group)}",
+                                                 config={"displaylogo": False, "responsive": True})
+    return ("<h3>Load in messages per second</h3><p class='note'>From the group's traffic: every strategy balances "
+            "partition counts, not messages, so a member holding the hot partitions carries more than its share. "
+            f"After rebalance {summaries[0].final_number} (the last with traffic); the even share is msgs/s ÷ "
+            "members. Which member is hottest differs by strategy; the diff records give its msgs/s, not its "
+            "name.</p>" + table + moved_table + figure)
+
+
+def _load_figure(g: GroupReport, strategies: list[str]):
+    """Per rebalance and strategy, a bar from the least loaded to the hottest member's msgs/s (every member is
+    in that span; a grey line: the even share); below, the hottest member in even shares. Bars side by side per
+    rebalance keep strategies that agree apart. x: rebalance number, its cause and time in the hover."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16, row_heights=[1.4, 1.0],
+                        subplot_titles=["msgs/s per member: a bar from the least loaded to the hottest; grey line: "
+                                        "the even share", "rate imbalance: the hottest member's msgs/s in even shares"])
+    for b, load in loaded(g.rows[0].history):  # the same for every strategy: total ÷ members
+        fig.add_shape(type="line", x0=b.number - 0.42, x1=b.number + 0.42, y0=load.even_share, y1=load.even_share,
+                      line={"color": "#666", "width": 2}, row=1, col=1)
+    for row in g.rows:
+        points = loaded(row.history)
+        if not points:
+            continue
+        colour = _colour(row.strategy, strategies)
+        x = [b.number for b, _ in points]
+        loads = [load for _, load in points]
+        info = [[_esc(b.cause), _ts_text(b.event_ts), _msgs(load.hottest), _msgs(load.least), _msgs(load.even_share),
+                 _times(load.over_even)] for b, load in points]
+        hover = (f"<b>{_esc(row.strategy)}</b> · rebalance %{{x}}: %{{customdata[0]}}<br>%{{customdata[1]}}<br>"
+                 "hottest member %{customdata[2]} msgs/s · least loaded %{customdata[3]} · even share "
+                 "%{customdata[4]}<br>hottest ÷ even share %{customdata[5]}<extra></extra>")
+        common = {"name": row.strategy, "legendgroup": row.strategy, "offsetgroup": row.strategy, "customdata": info,
+                  "hovertemplate": hover, "marker": {"color": colour, "line": {"color": colour, "width": 1}}}
+        fig.add_trace(go.Bar(x=x, y=[load.hottest - load.least for load in loads], base=[load.least for load in loads],
+                             **common), row=1, col=1)
+        symbol = _SYMBOLS[_style_index(row.strategy, strategies) % len(_SYMBOLS)].removesuffix("-open")
+        fig.add_trace(go.Scatter(  # the hottest member, seen also where all members carry the same
+            x=x, y=[load.hottest for load in loads], mode="markers", showlegend=False,
+            **common | {"marker": {"color": colour, "symbol": symbol, "size": 9, "line": {"color": "#fff",
+                                                                                      "width": 1}}}), row=1, col=1)
+        fig.add_trace(go.Bar(x=x, y=[load.over_even or 0 for load in loads], showlegend=False, **common), row=2, col=1)
+    for b, topic, share in growths(g):
+        fig.add_vline(x=b.number - 0.5, line={"color": "#a33", "dash": "dash", "width": 1})
+        fig.add_annotation(x=b.number - 0.5, y=1.0, yref="y domain", text=f"{_esc(topic)} grew: {share:.0%} of its "
+                           "key weight moved partition", showarrow=False, xanchor="left", yanchor="top",
+                           font={"color": "#a33", "size": 11}, bgcolor="rgba(255,255,255,0.85)")
+    fig.add_hline(y=1, line={"color": "#777", "width": 1, "dash": "dot"}, row=2, col=1)
+    fig.update_xaxes(title_text="rebalance #", dtick=1 if len(g.rows[0].history) <= 30 else None, title_standoff=4,
+                     showticklabels=True)
+    top = max((load.hottest for row in g.rows for _, load in loaded(row.history)), default=0.0)
+    fig.update_yaxes(title_text="msgs/s", range=[0, top * 1.15 or 1], row=1, col=1)  # room for the markers on top
+    fig.update_yaxes(title_text="× even share", rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=600, margin={"l": 70, "r": 20, "t": 70, "b": 40}, template="plotly_white",
+                      barmode="group", scattermode="group", bargap=0.25, bargroupgap=0.05, hovermode="closest",
+                      font={"family": _FONTS},
+                      legend={"orientation": "h", "y": 1.08, "yanchor": "bottom", "x": 0})
+    return fig
+
+
 # The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
 GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
-    _ranking_lane, _cost_lane, _conformance_lane, _static_lane, _charts_lane, _final_lane,
+    _ranking_lane, _cost_lane, _conformance_lane, _static_lane, _charts_lane, _load_lane, _final_lane,
 )
 
 

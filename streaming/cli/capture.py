@@ -24,10 +24,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--groups {args.groups!r}: {exc}") from None
     if args.poll_interval <= 0:
         raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
+    if args.traffic_interval is not None and not 0 < args.traffic_interval < float("inf"):
+        raise UsageError(f"--traffic-interval: expected a positive number of seconds, got {args.traffic_interval}")
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
     from kafka.errors import KafkaError
 
-    from streaming.kafka.capture import (
+    from streaming.capture.capture import (
         MARKER_TOPIC,
         CaptureFailed,
         CaptureSettings,
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     )
 
     settings = CaptureSettings(args.bootstrap, args.offsets_topic, groups, args.once, args.poll_interval,
-                               args.strict, options)
+                               args.strict, options, args.traffic_interval)
     previous = []
     if args.out != "-":
         path = Path(args.out)

@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
                    help="metadata (and describe) polling period (default: %(default)s)")
     p.add_argument("--strict", action="store_true", help="exit 1 at the first undecodable record")
+    p.add_argument("--traffic-interval", type=float, default=None, metavar="SECONDS",
+                   help="also measure the groups' topics' traffic: `rates` traffic events (msgs/s from end-offset "
+                        "growth) per group and topic every SECONDS (--once: one interval at the end)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.capture:run")
 
@@ -173,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="conformance records in, read once it exists (default: %(default)s)")
     p.add_argument("--port", type=int, default=9464, help="HTTP port of /metrics (default: %(default)s)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: %(default)s)")
+    p.add_argument("--web-config", default=None, metavar="FILE",
+                   help="serve /metrics over TLS only, with basic auth and client certificates as configured in "
+                        "FILE (Prometheus exporter-toolkit's web config format, docs/exporter.md)")
     p.add_argument("--groups", default=None, metavar="REGEX",
                    help="export only groups whose id matches REGEX (full match)")
     p.add_argument("--max-groups", type=int, default=1000, metavar="N",

@@ -4,7 +4,8 @@ Eager strategies run one round in which every member gives up everything it held
 revoke round and, when it withheld partitions that a member brought in, follow-up rounds until the group
 settles; the KIP-848 broker-side strategies run one round and revoke only the partitions that move. Each
 round calls the assignor with every member's owned partitions (in Kafka's sorted order) and generation, and
-emits one diff record per round.
+emits one diff record per round. At a recorded generation the group's own strategy plays its first round only
+(its log records the rounds that follow as generations), and an emptied group's round pauses nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
 from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
-from streaming.core.layout import Relayout, move, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
@@ -45,9 +46,14 @@ class StrategyRounds:
     """What every strategy's rounds for one event share; `run` plays one strategy's rounds."""
 
     def __init__(self, old: GroupState, shape: GroupShape, lay: Relayout, config: PipelineConfig, emit: Emitter,
-                 cause: dict[str, Any], event_ts: int | None) -> None:
+                 cause: dict[str, Any], event_ts: int | None, own_strategy: str | None = None,
+                 emptied: bool = False) -> None:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
+        # a recorded generation's protocol: that strategy plays one round, as the group's next rounds (follow-ups,
+        # rejoins) are generations of their own in its log
+        self.own_strategy = own_strategy
+        self.emptied = emptied  # a recorded emptied group: its members stopped, nobody waits for the round
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
         self._topics: list[int] | None = None  # `_partition_topics`, made on first use
         self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
@@ -69,7 +75,7 @@ class StrategyRounds:
         if self.shape.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
-            return StrategyState(st.generation, prev_new, st.member_generation.copy())
+            return StrategyState(st.generation, prev_new, relaid_generations(st.member_generation, lay))
         rounds: list[_Round] = []
         generation = st.generation
         owner = prev_new
@@ -115,7 +121,9 @@ class StrategyRounds:
                                                                 lay.sizes)
                 counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
-            if first and name not in COOPERATIVE and name not in INCREMENTAL:
+            if self.emptied:
+                paused = 0
+            elif first and name not in COOPERATIVE and name not in INCREMENTAL:
                 paused = int(np.count_nonzero(prev_union >= 0))
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
@@ -125,6 +133,9 @@ class StrategyRounds:
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
             rounds.append(_Round(head, changes, metrics))
+            if name == self.own_strategy:
+                owner, owner_gen = new_owner, generation
+                break
             rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(new_owner, counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
@@ -213,6 +224,7 @@ class StrategyRounds:
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
+        claims: list[Any]  # arrays on a big round, lists on a small one
         if name in COOPERATIVE and not self._listed:
             self._claims_key = None
             claims = _split(self._subscribed_owners(owner), lay)

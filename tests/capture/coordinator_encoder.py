@@ -1,4 +1,4 @@
-"""An encoder of offsets-topic records that is independent of `streaming.kafka.coordinator_records`.
+"""An encoder of offsets-topic records that is independent of `streaming.capture.coordinator_records`.
 
 It builds kafka-python's generated structs (``kafka.protocol.api_data.ApiData``, the same machinery kafka-python
 uses for the wire protocol) from the field lists of Kafka's message schemas (apache/kafka

@@ -1,4 +1,4 @@
-"""ListGroups and ConsumerGroupDescribe bytes built independently of `streaming.kafka.wire` / `group_messages`.
+"""ListGroups and ConsumerGroupDescribe bytes built independently of `streaming.capture.wire` / `group_messages`.
 
 ListGroups: kafka-python's own `ListGroupsRequest` / `ListGroupsResponse`, generated from the
 `ListGroups{Request,Response}.json` specs of apache/kafka that kafka-python ships. ConsumerGroupDescribe

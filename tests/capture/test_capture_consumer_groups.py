@@ -8,9 +8,9 @@ import json
 
 import group_api_encoder as enc
 
-from streaming.kafka.coordinator_events import Translator
-from streaming.kafka.group_messages import parse_consumer_group_describe
-from streaming.kafka.wire import kafka_topic_id
+from streaming.capture.coordinator_events import Translator
+from streaming.capture.group_messages import parse_consumer_group_describe
+from streaming.capture.wire import kafka_topic_id
 
 COUNTS = {"orders": 3, "orders-eu": 2, "orders-us": 2, "payments": 4}
 

@@ -12,7 +12,7 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer
 
-from streaming.kafka.capture import CaptureSettings, capture_describe
+from streaming.capture.capture import CaptureSettings, capture_describe
 
 pytestmark = pytest.mark.kafka
 

@@ -12,7 +12,7 @@ import offsets_history as hist
 import pytest
 from kafka import KafkaProducer
 
-from streaming.kafka.capture import CaptureFailed, CaptureSettings, capture_offsets
+from streaming.capture.capture import CaptureFailed, CaptureSettings, capture_offsets
 
 pytestmark = pytest.mark.kafka
 
@@ -70,7 +70,7 @@ def test_capture_once_emits_the_expected_events_in_order_per_group(kafka_bootstr
 
 
 def test_a_restarted_capture_writes_nothing_twice(kafka_bootstrap, offsets_log, tmp_path) -> None:
-    from streaming.kafka.capture import written_events, written_positions
+    from streaming.capture.capture import written_events, written_positions
 
     topic = offsets_log[0]
     full, _ = _capture(kafka_bootstrap, topic)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import coordinator_encoder as enc
 
-from streaming.kafka.coordinator_events import Translator
-from streaming.kafka.coordinator_records import MemberMetadata
+from streaming.capture.coordinator_events import Translator
+from streaming.capture.coordinator_records import MemberMetadata
 
 
 def member(member_id: str, partitions: list[int]) -> MemberMetadata:

@@ -8,7 +8,7 @@ import group_api_encoder as enc
 import pytest
 from kafka.protocol.admin import ListGroupsRequest
 
-from streaming.kafka.group_messages import (
+from streaming.capture.group_messages import (
     CONSUMER_GROUP_DESCRIBE_REQUEST,
     LIST_GROUPS_REQUEST,
     DescribedConsumerGroup,
@@ -21,7 +21,7 @@ from streaming.kafka.group_messages import (
     parse_consumer_group_describe,
     parse_list_groups,
 )
-from streaming.kafka.wire import WireError, kafka_topic_id, request_header, response_correlation
+from streaming.capture.wire import WireError, kafka_topic_id, request_header, response_correlation
 
 
 @pytest.mark.parametrize("version", range(6))

@@ -141,7 +141,9 @@ def test_observed_durations_apply_per_group_from_their_generation_on() -> None:
         {"group": "g", "type": "generation", "generation": 5, "protocol": "range", "rebalance_ms": 800,
          "members": {"a": {"topics": ["t"], "assigned": {"t": [0, 1]}},
                      "b": {"topics": ["t"], "assigned": {"t": [2, 3]}}}},
-        {"group": "g", "type": "join", "member": "c", "topics": ["t"]},  # the captured 800 ms from then on
+        {"group": "g", "type": "generation", "generation": 6, "protocol": "range",  # none recorded: 800 ms still
+         "members": {"a": {"topics": ["t"], "assigned": {"t": [0]}}, "b": {"topics": ["t"], "assigned": {"t": [1]}},
+                     "c": {"topics": ["t"], "assigned": {"t": [2, 3]}}}},
         {"group": "h", "type": "partitions", "partitions": {"t": 2}},
         {"group": "h", "type": "join", "member": "x", "topics": ["t"]},  # another group: its own (none)
         {"group": "h", "type": "join", "member": "y", "topics": ["t"]},
@@ -156,6 +158,7 @@ def test_observed_durations_apply_per_group_from_their_generation_on() -> None:
     assert per_line[4, "sticky"][1] == per_line[4, "sticky"][0] * 800
     assert per_line[4, "observed"][1] == per_line[4, "observed"][0] * 800  # range: classic, its own duration
     assert per_line[5, "sticky"] == (4, 4 * 800)
+    assert per_line[5, "observed"][1] == per_line[5, "observed"][0] * 800
     assert per_line[5, "uniform"][1] == per_line[5, "uniform"][0] * 2_500  # the consumer protocol: heartbeat / 2
     assert per_line[8, "sticky"] == (2, 2 * 3_000)
 

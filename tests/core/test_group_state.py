@@ -619,7 +619,7 @@ def test_deleted_topic_keeps_its_place_when_recreated(monkeypatch: pytest.Monkey
     assert diffs[-1]["changes"] == {"m": {"assigned": {"a": [0]}, "revoked": {}}}
 
 
-# -- issue 9: Kafka's assignor errors, member weights -----------------------------------------------------------
+# -- Kafka's assignor errors, member weights --------------------------------------------------------------------
 NULL_POINTER_HISTORY = [  # found by random histories: g-m1 leaves and rejoins for a topic that does not exist yet
     {"group": "g", "type": "partitions", "partitions": {"t0": 3}, "partition_racks": {"t0": [["az-3", "az-1"]]}},
     join("g-m7", ["t0", "t3"], instance_id="static-7"),

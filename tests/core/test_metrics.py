@@ -116,6 +116,12 @@ def test_cooperative_rounds_unconverged_and_skipped_generations():
     (diff(stopped_ms=-0.5), "stopped_ms: expected a number >= 0 or null"),
     (diff(lag_added=float("nan")), "lag_added: expected a number >= 0 or null"),
     (diff(lag_added=float("inf")), "lag_added: expected a number >= 0 or null"),
+    (diff(rate_max=-0.5), "rate_max: expected a number >= 0 (msgs/s)"),
+    (diff(rate_total="12"), "rate_total: expected a number >= 0 (msgs/s)"),
+    (diff(rate_min=True), "rate_min: expected a number >= 0 (msgs/s)"),
+    (diff(rate_min=1e400), "rate_min: expected a number >= 0 (msgs/s)"),  # JSON's 1e400 parses as infinity
+    (diff(keys_moved={"orders": 1.5}), "keys_moved: expected {topic: share in [0, 1]}"),
+    (diff(keys_moved=[0.5]), "keys_moved: expected {topic: share in [0, 1]}"),
 ])
 def test_an_undecodable_diff_is_counted_and_changes_nothing(value, reason):
     state = MetricState()
@@ -190,3 +196,21 @@ def test_a_round_where_kafkas_assignor_throws_is_counted_apart():
     state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", generation=1))
     s = state.strategies[("g", "cooperative-sticky")]
     assert (s.rounds, s.assignor_errors, s.moves) == (2, 1, 2)
+
+
+def test_load_in_msgs_per_second_is_a_gauge_of_the_last_round_and_keys_moved_the_last_growth():
+    state = MetricState(max_groups=1)
+    state.add(DIFF, diff(rate_total=500.0, rate_min=100.5, rate_max=399.5))
+    series = state.strategies[("g", "sticky")]
+    assert (series.rate_total, series.rate_min, series.rate_max) == (500.0, 100.5, 399.5)
+    state.add(DIFF, diff(generation=2, rate_total=500, rate_min=0, rate_max=500, keys_moved={"orders": 0.25}))
+    state.add(DIFF, diff(strategy="range", generation=2, rate_total=500, rate_min=250, rate_max=250,
+                         keys_moved={"orders": 0.25}))
+    assert (series.rate_total, series.rate_min, series.rate_max) == (500.0, 0.0, 500.0)
+    assert state.keys_moved == {("g", "orders"): 0.25}
+    state.add(DIFF, diff(generation=3))  # the members no longer subscribe to a topic with traffic
+    assert (series.rate_total, series.rate_min, series.rate_max) == (None, None, None)
+    assert state.keys_moved == {("g", "orders"): 0.25}  # the last growth's share stays
+    state.add(DIFF, diff(group="beyond-the-bound", rate_total=9.0, rate_min=1.0, rate_max=8.0, keys_moved={"t": 1}))
+    other = state.strategies[(OTHER, "sticky")]
+    assert (other.rounds, other.rate_max) == (1, None) and ("beyond-the-bound", "t") not in state.keys_moved

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.javaorder import hashmap_order
-from streaming.kafka.coordinator_records import (
+from streaming.capture.coordinator_records import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupKey,
     ConsumerGroupMemberMetadataValue,
@@ -60,7 +60,7 @@ from streaming.kafka.coordinator_records import (
     decode_subscription,
     decode_value,
 )
-from streaming.kafka.group_messages import DescribedConsumerGroup, TopicAssignment
+from streaming.capture.group_messages import DescribedConsumerGroup, TopicAssignment
 
 Event = dict[str, Any]
 SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range"}  # KIP-848 assignor name -> strategy name

@@ -1,7 +1,7 @@
 """The group-listing messages of `rebalance capture --source describe`: ListGroups (API key 16, v0-5) and
 KIP-848's ConsumerGroupDescribe (API key 69, v0-2), declared field by field after apache/kafka's
 `clients/src/main/resources/common/message/{ListGroups,ConsumerGroupDescribe}{Request,Response}.json`, and
-their answers as typed records. Pure: bytes in, records out (`streaming.kafka.group_client` sends them).
+their answers as typed records. Pure: bytes in, records out (`streaming.capture.group_client` sends them).
 
 Which version to speak is ApiVersions' business: `negotiate` takes the highest version both sides know.
 ListGroups v5 carries `TypesFilter` (KIP-848), so a v5 answer says which groups are `classic` and which
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streaming.kafka.wire import Field, Message, decode, encode, kafka_topic_id
+from streaming.capture.wire import Field, Message, decode, encode, kafka_topic_id
 
 LIST_GROUPS_REQUEST = Message("ListGroupsRequest", 16, "0-5", "3+", (
     Field("StatesFilter", "[]string", "4+"),

@@ -3,7 +3,7 @@
 
 The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
 transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
-end offsets taken at start. Records go through `streaming.kafka.coordinator_events.Translator` in offset
+end offsets taken at start. Records go through `streaming.capture.coordinator_events.Translator` in offset
 order per partition (all of a group's records share a partition, so per-group order is kept). Partition
 counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
 interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
@@ -12,7 +12,7 @@ interval, so that a later partition increase or deletion becomes a `partitions` 
 DescribeGroups for classic groups (a Stable or Empty group whose members or assignments differ from the
 last poll, or that an earlier poll saw rebalancing, becomes a `generation` event numbered by the capture,
 with the rebalance's observed duration), ConsumerGroupDescribe for KIP-848 consumer groups where the
-cluster has it (one `generation` event per target-assignment epoch seen; `streaming.kafka.group_client`);
+cluster has it (one `generation` event per target-assignment epoch seen; `streaming.capture.group_client`);
 a group that disappeared becomes a `delete_group`. It only sees what is there at each poll.
 
 `--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
@@ -39,17 +39,18 @@ from typing import IO, Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
+from streaming.capture.coordinator_events import Event, Translator, Undecodable
+from streaming.capture.coordinator_records import MemberMetadata
+from streaming.capture.group_client import describe_consumer_groups, list_groups
+from streaming.capture.group_messages import ListedGroup
+from streaming.capture.traffic_poll import TrafficPoll
+from streaming.capture.wire import kafka_topic_id
 from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
-from streaming.kafka.coordinator_events import Event, Translator, Undecodable
-from streaming.kafka.coordinator_records import MemberMetadata
-from streaming.kafka.group_client import describe_consumer_groups, list_groups
-from streaming.kafka.group_messages import ListedGroup
 from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
 from streaming.kafka.transactions import last_marker, write_batch
-from streaming.kafka.wire import kafka_topic_id
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _EVENT_LIMIT = Limits().max_event_bytes
@@ -65,6 +66,12 @@ class CaptureSettings:
     poll_interval: float = 5.0
     strict: bool = False
     kafka_options: Mapping[str, str] = field(default_factory=dict)
+    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.kafka.traffic_poll)
+
+    def traffic_poll(self) -> TrafficPoll | None:
+        if self.traffic_interval is None:
+            return None
+        return TrafficPoll(self.traffic_interval, {**self.kafka_options, "bootstrap.servers": self.bootstrap})
 
 
 class EventsTopic:
@@ -167,20 +174,24 @@ def capture_offsets(settings: CaptureSettings, out: IO[str] | EventsTopic, progr
     base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
     consumer = committed_consumer(base, allow_auto_create_topics=False)
     admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
+    traffic = settings.traffic_poll()
     try:
         metadata = TopicMetadata(admin)
         translator = Translator(settings.offsets_topic, settings.groups, metadata.count, metadata.name_of_id)
         if isinstance(out, EventsTopic):
             resume = out.positions
-        _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop)
+        _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop, traffic)
         return translator
     finally:
         consumer.close()
         admin.close()
+        if traffic is not None:
+            traffic.close()
 
 
 def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMetadata, translator: Translator,
-         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool]) -> None:
+         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool],
+         traffic: TrafficPoll | None = None) -> None:
     topic = settings.offsets_topic
     parts = consumer.partitions_for_topic(topic)
     if not parts:
@@ -213,11 +224,20 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
         if not settings.once and now - last_poll >= settings.poll_interval:
             last_poll = now
             events.extend(translator.metadata(metadata.refresh(), int(time.time() * 1000)))
+        if traffic is not None and not settings.once and (traffic.last is not None or _at_end(consumer, tps, batch)):
+            events.extend(traffic.poll(translator.state))  # sampled once the history is read: traffic is now
         _emit(out, events, reached, progress)
         if now - last_report >= 5.0:
             last_report = now
             _report(translator, progress, consumer, tps, end)
+    if traffic is not None and settings.once:
+        _emit(out, traffic.final(translator.state), {}, progress)
     _report(translator, progress, consumer, tps, end)
+
+
+def _at_end(consumer: KafkaConsumer, tps: list[TopicPartition], batch: Mapping[Any, Any]) -> bool:
+    """The offsets topic is read up to its end offsets (asked only after a poll that returned nothing)."""
+    return not batch and all(consumer.position(tp) >= e for tp, e in consumer.end_offsets(tps).items())
 
 
 def _emit(out: IO[str] | EventsTopic, events: list[Event], reached: Mapping[int, int], progress: IO[str]) -> None:
@@ -273,6 +293,7 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
     progress = progress or sys.stderr
     admin = _RawDescribeAdmin(**to_kafka_python({**settings.kafka_options, "bootstrap.servers": settings.bootstrap},
                                                 "admin"))
+    traffic = settings.traffic_poll()
     try:
         metadata = TopicMetadata(admin)
         translator = Translator("", settings.groups, metadata.count, metadata.name_of_id, admin.list_topics)
@@ -280,6 +301,8 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
         told: set[str] = set()
         while True:
             events, bad = describe_poll(admin, translator, metadata, progress, told)
+            if traffic is not None:
+                events.extend(traffic.final(translator.state) if settings.once else traffic.poll(translator.state))
             _write(out, events, progress)
             if bad and settings.strict:
                 raise CaptureFailed(f"{bad[0]} (--strict)")
@@ -295,6 +318,8 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
                 time.sleep(min(0.2, settings.poll_interval))
     finally:
         admin.close()
+        if traffic is not None:
+            traffic.close()
 
 
 def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: TopicMetadata,

@@ -1,5 +1,5 @@
 """ListGroups on every broker and ConsumerGroupDescribe at each group's coordinator, in our own encoding
-(`streaming.kafka.group_messages`), sent over kafka-python's connections so that the capture's client
+(`streaming.capture.group_messages`), sent over kafka-python's connections so that the capture's client
 settings (SASL, TLS) apply.
 
 kafka-python (pinned >=3.0.12,<4 in pyproject.toml) sends any object shaped like its requests; `_RawRequest`
@@ -22,7 +22,7 @@ from typing import Any
 import kafka.errors as Errors
 from kafka import KafkaAdminClient
 
-from streaming.kafka.group_messages import (
+from streaming.capture.group_messages import (
     CONSUMER_GROUP_DESCRIBE_REQUEST,
     LIST_GROUPS_REQUEST,
     DescribedConsumerGroup,
@@ -33,7 +33,7 @@ from streaming.kafka.group_messages import (
     parse_consumer_group_describe,
     parse_list_groups,
 )
-from streaming.kafka.wire import Message, WireError, request_header, response_correlation
+from streaming.capture.wire import Message, WireError, request_header, response_correlation
 
 # errors after which the next poll simply asks again (the group moved, is loading, or was just deleted)
 _TRANSIENT = {Errors.NotCoordinatorError.errno, Errors.CoordinatorLoadInProgressError.errno,
