@@ -66,7 +66,7 @@ class CaptureSettings:
     poll_interval: float = 5.0
     strict: bool = False
     kafka_options: Mapping[str, str] = field(default_factory=dict)
-    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.kafka.traffic_poll)
+    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.capture.traffic_poll)
 
     def traffic_poll(self) -> TrafficPoll | None:
         if self.traffic_interval is None:
@@ -199,10 +199,14 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
     tps = [TopicPartition(topic, p) for p in sorted(parts)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
-    end = consumer.end_offsets(tps) if settings.once else {}
+    backlog = consumer.end_offsets(tps)  # what the topic held at start
+    end = backlog if settings.once else {}
     last_poll = time.monotonic()
     last_report = 0.0
     while not stop():
+        if backlog and all(consumer.position(tp) >= backlog[tp] for tp in tps):
+            backlog = {}
+            _hint_without_groups(translator, topic, progress)
         if settings.once and all(consumer.position(tp) >= end[tp] for tp in tps):
             break
         batch = consumer.poll(timeout_ms=int(min(settings.poll_interval, 1.0) * 1000))
@@ -238,6 +242,16 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
 def _at_end(consumer: KafkaConsumer, tps: list[TopicPartition], batch: Mapping[Any, Any]) -> bool:
     """The offsets topic is read up to its end offsets (asked only after a poll that returned nothing)."""
     return not batch and all(consumer.position(tp) >= e for tp, e in consumer.end_offsets(tps).items())
+
+
+def _hint_without_groups(translator: Translator, topic: str, progress: IO[str]) -> None:
+    """Once the records the topic held at start are read: a topic without any group's record says so and
+    what to use instead (brokers that keep their groups elsewhere, the local noida-db among them)."""
+    s = translator.stats
+    if not translator.state and not s["generation_events"] and not s["filtered_groups"]:
+        print(f"capture: {topic} holds no group records ({s['records']} records read); if this broker keeps "
+              "its groups elsewhere, capture with --source describe (polls DescribeGroups)", file=progress,
+              flush=True)
 
 
 def _emit(out: IO[str] | EventsTopic, events: list[Event], reached: Mapping[int, int], progress: IO[str]) -> None:

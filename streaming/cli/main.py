@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from streaming.cli.capture import DEFAULT_CONNECT_TIMEOUT
 from streaming.cli.replay import AUTO_LOCAL_MAX_LINES
 from streaming.cli.usage import (
     DEFAULT_BATCH,
@@ -55,6 +56,11 @@ REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead let
 one file per micro-batch ({DEFAULT_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
 Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
 input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
+
+
+CAPTURE_EXIT_CODES = f"""Exit codes: 0 done (--once) or stopped with Ctrl-C (every event read is written), 2 bad usage,
+{EXIT_FAILURE} the broker did not answer within --connect-timeout (nothing is written, no file is made) or the
+capture failed (an unreadable offsets topic, --strict on an undecodable record)."""
 
 
 def _spark_options(p: argparse.ArgumentParser) -> None:
@@ -146,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.load:run")
 
-    p = sub.add_parser("capture", help="record a live cluster's rebalances as events (offsets topic or polling)")
+    p = sub.add_parser("capture", help="record a live cluster's rebalances as events (offsets topic or polling)",
+                       epilog=CAPTURE_EXIT_CODES)
     p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
     p.add_argument("--source", choices=("offsets", "describe"), default="offsets",
                    help="offsets: decode the group coordinator's records; describe: poll DescribeGroups "
@@ -166,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--traffic-interval", type=float, default=None, metavar="SECONDS",
                    help="also measure the groups' topics' traffic: `rates` traffic events (msgs/s from end-offset "
                         "growth) per group and topic every SECONDS (--once: one interval at the end)")
+    p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="how long to wait for the broker's first answer before giving up (default: %(default)s)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.capture:run")
 
@@ -189,15 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIR",
-                   help="a replay's --out directory (diffs and dead letters) or a directory of diff records")
-    p.add_argument("--bootstrap", metavar="HOST:PORT")
-    p.add_argument("--diffs-topic", default="rebalance.diffs")
+                   help="a replay's --out directory OUT or its OUT/diffs (either way with OUT's dead letters and "
+                        "conformance records), or a directory of diff records")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="read the records from this broker's topics instead of DIR")
+    p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records (default: %(default)s)")
     p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
                    help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
     p.add_argument("--conformance-topic", default="rebalance.conformance",
                    help="conformance records for the report's conformance lane, if the topic exists "
                         "(default: %(default)s)")
-    p.add_argument("--out", default="report.html", metavar="REPORT.html")
+    p.add_argument("--out", default="report.html", metavar="REPORT.html", help="(default: %(default)s)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")
 

@@ -27,14 +27,18 @@ class CommandFailure(Exception):
     one line, exit code 1."""
 
 
-def kafka_failure(bootstrap: str, exc: BaseException) -> CommandFailure:
-    """A Kafka client error as one line with what to check."""
+def kafka_failure(bootstrap: str, exc: BaseException, waited: float | None = None) -> CommandFailure:
+    """A Kafka client error as one line with what to check; `waited`: the seconds a `--connect-timeout` let
+    the client wait for the broker's first answer."""
     from kafka.errors import KafkaConnectionError, KafkaTimeoutError
 
     detail = str(exc) or type(exc).__name__
+    if waited is not None and isinstance(exc, KafkaTimeoutError):
+        detail = f"no answer within {waited:g} s; --connect-timeout waits longer"
     if isinstance(exc, (KafkaConnectionError, KafkaTimeoutError, OSError)):
-        return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check --bootstrap and that the "
-                              "broker is up")
+        return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check the address (--bootstrap), that "
+                              "the broker is up and advertises a listener reachable from here, and the security "
+                              "settings (--kafka-option security.protocol=..., sasl.*, ssl.*)")
     return CommandFailure(f"Kafka at {bootstrap} failed: {type(exc).__name__}: {detail}")
 
 

@@ -4,13 +4,14 @@ the what-if report, and resuming from a checkpoint."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import config, interrupt, local_records
+from pipeline_helpers import config, interrupt, local_records, spark_jvm_booting
 
 from streaming.cli.main import main
 
@@ -94,6 +95,34 @@ def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
     assert code == 130, after
     assert after == ["rebalance replay: interrupted; with --checkpoint, the next run resumes after the last "
                      "completed batch"], after
+
+
+INTERRUPTED = ("rebalance replay: interrupted; with --checkpoint, the next run resumes after the last completed "
+               "batch")
+
+
+@pytest.mark.parametrize("moment", ["jvm-starting", "state", "files-written"])
+def test_ctrl_c_to_the_whole_process_group_of_a_spark_replay(tmp_path: Path, moment: str) -> None:
+    """SIGINT to every process of the run (the command, Spark's JVM, its Python worker daemon and workers)
+    while the JVM boots, while a worker is inside the state function, or once a task has written its part
+    files: the one line, exit 130, and no traceback or Java trace from any of them."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"".join(f.read_bytes() for f in sorted(SAMPLE.parent.glob("*.jsonl"))))
+    marker = tmp_path / "paused"
+    env = dict(os.environ)
+    if moment != "jvm-starting":  # batch 1: a worker holds there (streaming.spark.faults)
+        env.update(REBALANCE_FAULT=f"{moment}:1", REBALANCE_FAULT_MARKER=str(marker))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streaming.cli.main", "replay", str(log), "--out", str(tmp_path / "out"),
+         "--engine", "spark", "--max-events-per-batch", "50"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path, env=env)
+    if moment == "jvm-starting":
+        code, after = interrupt(proc, "replay", lambda: spark_jvm_booting(proc.pid), after_batch=False)
+    else:
+        code, after = interrupt(proc, "replay", marker.exists)
+    assert code == 130, after
+    assert after[-1] == INTERRUPTED and after.count(INTERRUPTED) == 1, after
+    assert not [line for line in after if re.search(r"Traceback|Exception|Error|\tat ", line)], after
 
 
 def mixed_log(path: Path) -> Path:
