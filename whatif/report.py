@@ -4,13 +4,14 @@ One self-contained HTML page (plotly.js embedded once, no network needed to view
 was read (events, diff records, dead letters grouped by reason with the first example of each, groups) and
 what each strategy is (client-side eager or cooperative, broker-side KIP-848, MetaQ) with the configuration
 that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order: the ranking table (for a
-captured group, first the strategy it ran and whether replaying it gives its `observed` row), conformance with
-Kafka's assignor, static membership (restarts that took a member's place without a rebalance), the charts
-(partitions moved next to the fewest moves any assignment with the strategy's own loads could have made —
-`min_moves`, see `assignors.optimality` — the optimality gap, partitions paused, load imbalance and cumulative
-movement, per rebalance number with its time), the load lane of a group with traffic (msgs/s from the least
-loaded to the hottest member after each rebalance, the rate imbalance per strategy, the keys a growing keyed
-topic moved: contract §7) and the final assignment per strategy. A new concern is a new lane function.
+captured group, first the strategy it ran and whether replaying it gives its `observed` row), the time stopped
+and lag added per strategy (docs/cost.md, `whatif.costs`), conformance with Kafka's assignor, static membership
+(restarts that took a member's place without a rebalance), the charts (partitions moved next to the fewest
+moves any assignment with the strategy's own loads could have made — `min_moves`, see `assignors.optimality` —
+the optimality gap, partitions paused, load imbalance and cumulative movement, per rebalance number with its
+time), the load lane of a group with traffic (msgs/s from the least loaded to the hottest member after each
+rebalance, the rate imbalance per strategy, the keys a growing keyed topic moved: contract §7) and the final
+assignment per strategy. A new concern is a new lane function.
 
 A *rebalance* is one triggering event: an eager or KIP-848 round, or a cooperative revoke round with its
 follow-ups; its numbers are the sums over its rounds (imbalance: after its last round). Rebalances are
@@ -35,11 +36,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
 
 from assignors.registry import STRATEGIES
 from streaming.core.observed import OBSERVED
+from whatif.costs import CostCollector, GroupCost
 
 # The one palette: the registry's strategies take its colours in registry order, the spares after them go to
 # strategies the registry does not know (yet), in page order; `observed`, the group's real history, is near-black.
@@ -254,6 +257,7 @@ class GroupReport:
     finals: dict[str, FinalAssignment]
     conformance: list[dict] = field(default_factory=list)  # its conformance records, in generation order
     protocols: list[str] = field(default_factory=list)  # the protocols its recorded generations carry, in log order
+    cost: GroupCost | None = None  # time stopped and lag added per strategy (whatif.costs)
 
 
 @dataclass
@@ -459,8 +463,10 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
     for rec in conformance:
         verdicts[str(rec.get("group"))].append(rec)
     collector = _Collector()
+    costs = CostCollector()
     for rec in records:
         collector.add(rec)
+        costs.add(rec)
     reasons: dict[str, DeadLetterReason] = {}
     dead = 0
     for letter in dead_letters:
@@ -485,7 +491,7 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
         groups.append(GroupReport(
             group, group_rows, restarts, {row.strategy: collector.final((group, row.strategy)) for row in group_rows},
             sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0),
-            list(dict.fromkeys(protocols[source] for source in sorted(protocols)))))
+            list(dict.fromkeys(protocols[source] for source in sorted(protocols))), costs.groups.get(group)))
     known = list(STRATEGY_COLOURS)  # Kafka's client strategies, then broker-side, then MetaQ, then others
     strategies = sorted({row.strategy for row in rows}, key=lambda s: (known.index(s) if s in known else len(known), s))
     return Report(groups, strategies, collector.count, dead,
@@ -960,6 +966,66 @@ def _conformance_lane(g: GroupReport, strategies: list[str]) -> str:
             "<code>observed</code> row above is what the group really got.</p>" + table)
 
 
+def _seconds(ms: Fraction) -> str:
+    return f"{float(ms / 1000):,.1f}"
+
+
+def _stop_times(values: set[Fraction], what: str) -> str:
+    if not values:
+        return f"{what}: not seen (no round of it paused anything)"
+    low, high = min(values), max(values)
+    if low == high:
+        return f"{what}: {float(low):,g} ms per paused partition"
+    return f"{what}: {float(low):,g} to {float(high):,g} ms per paused partition (the captured durations)"
+
+
+def _cost_lane(g: GroupReport, strategies: list[str]) -> str:
+    """Time stopped and lag added per strategy (docs/cost.md), the move to the consumer protocol in one line,
+    and the timing the records were computed with (read back from them, `whatif.costs`)."""
+    cost = g.cost
+    if cost is None or not cost.strategies:
+        return ""
+    rows = []
+    for name, row in cost.strategies.items():
+        lag = row.lag_added
+        rows.append(f'<tr data-strategy="{_esc(name)}"><td class="strategy">{_swatch(name, strategies)}</td>'
+                    f'<td data-col="partition_seconds">{"–" if row.missing else _seconds(row.stopped_ms)}</td>'
+                    f'<td data-col="lag_added">{"–" if lag is None else f"{lag:,.0f}"}</td>'
+                    f'<td data-col="rounds">{row.rounds}</td></tr>')
+    notes = []
+    if any(row.missing for row in cost.strategies.values()):
+        notes.append("Some records carry no <code>stopped_ms</code> (written before the cost model): replay the "
+                     "log again to see their cost.")
+    base, target = cost.baseline(), cost.target()
+    if target is None:
+        move = ("No consumer-protocol strategy was replayed: replay with <code>--strategies</code> including "
+                "<code>uniform</code> to see what moving to <code>group.protocol=consumer</code> would change.")
+    elif base is None:
+        move = "Only consumer-protocol strategies were replayed: there is no classic strategy to weigh them against."
+    else:
+        name, why = base
+        mine, theirs = cost.strategies[target], cost.strategies[name]
+        move = (f"Moving to <code>group.protocol=consumer</code> ({_esc(target)}) would have stopped "
+                f"<strong>{_seconds(mine.stopped_ms)}</strong> partition-seconds instead of "
+                f"<strong>{_seconds(theirs.stopped_ms)}</strong> ({_esc(name)}: {_esc(why)})")
+        if mine.lag_added is not None and theirs.lag_added is not None:
+            move += f", and added {mine.lag_added:,.0f} messages of lag instead of {theirs.lag_added:,.0f}"
+        move += "."
+    timing = (f"{_stop_times(cost.classic_ms, 'classic rebalance (rebalance_ms)')}; "
+              f"{_stop_times(cost.consumer_ms, 'consumer protocol (heartbeat_ms / 2)')}. Change them with "
+              "<code>--timing rebalance_ms=N,heartbeat_ms=N</code> on <code>rebalance replay</code> or "
+              "<code>serve</code> (<code>rebalance_ms=observed</code>: each group's captured durations; defaults "
+              "3000 and 5000 ms); the model and where it is wrong: docs/cost.md.")
+    return ('<h3>Time stopped and lag added</h3>'
+            f'<p class="migration" data-group="{_esc(g.group)}">{move}</p>'
+            f'<table class="cost" data-group="{_esc(g.group)}"><thead><tr><th class="text">strategy</th>'
+            '<th title="sum of stopped_ms / 1000: each paused partition times how long it stopped">'
+            'partition-seconds stopped</th><th title="messages that piled up meanwhile (groups with traffic)">'
+            'lag added (messages)</th><th>rounds</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+            + "".join(f'<p class="note">{n}</p>' for n in notes)
+            + f'<p class="note timing">Timing: {timing}</p>')  # numbers and fixed text only
+
+
 # --- the load lane: msgs/s per member (groups with traffic, contract §7) ----------------------------------
 
 @dataclass(frozen=True)
@@ -1101,7 +1167,7 @@ def _load_figure(g: GroupReport, strategies: list[str]):
 
 # The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
 GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
-    _ranking_lane, _conformance_lane, _static_lane, _charts_lane, _load_lane, _final_lane,
+    _ranking_lane, _cost_lane, _conformance_lane, _static_lane, _charts_lane, _load_lane, _final_lane,
 )
 
 

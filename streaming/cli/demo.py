@@ -30,7 +30,7 @@ def sample_logs() -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = pipeline_config(args.strategies)
+    config = pipeline_config(args.strategies, args.timing)
     max_events = check_batch_size(args.max_events_per_batch)
     from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.consumer import read_to_end

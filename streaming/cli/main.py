@@ -46,6 +46,10 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated strategy names or 'all' (default: %(default)s)")
     p.add_argument("--max-events-per-batch", type=int, default=None, metavar="N",
                    help=f"admission control: at most N events per micro-batch (replay and serve: {DEFAULT_BATCH:,})")
+    p.add_argument("--timing", default="", metavar="rebalance_ms=N,heartbeat_ms=N",
+                   help="the cost model's durations in ms (docs/cost.md): a classic rebalance (or 'observed': the "
+                        "captured duration per group) and the consumer protocol's heartbeat interval "
+                        "(default: rebalance_ms=3000,heartbeat_ms=5000)")
 
 
 REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead letters under OUT/dead-letter/,

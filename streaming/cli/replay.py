@@ -139,7 +139,7 @@ def _first_dead_letter(out: Path, files: list[Path]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     files = check_log(args.log)
-    config = pipeline_config(args.strategies)
+    config = pipeline_config(args.strategies, args.timing)
     max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_BATCH
     max_ratio = check_ratio(args.max_dead_letter_ratio, "--max-dead-letter-ratio")
     master, spark_conf = spark_settings(args.master, args.spark_conf)

@@ -42,14 +42,14 @@ def kafka_failure(bootstrap: str, exc: BaseException, waited: float | None = Non
     return CommandFailure(f"Kafka at {bootstrap} failed: {type(exc).__name__}: {detail}")
 
 
-def pipeline_config(strategies: str) -> Any:
-    """`--strategies` text -> `PipelineConfig`; bad names are a usage error."""
-    from streaming.core.config import Limits, PipelineConfig, parse_strategies
+def pipeline_config(strategies: str, timing: str = "") -> Any:
+    """`--strategies` and `--timing` text -> `PipelineConfig`; bad names or values are a usage error."""
+    from streaming.core.config import Limits, PipelineConfig, parse_strategies, parse_timing
 
     try:
-        return PipelineConfig(parse_strategies(strategies), Limits())
+        return PipelineConfig(parse_strategies(strategies), Limits(), timing=parse_timing(timing))
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc).replace("timing: ", "--timing: ", 1)) from None
 
 
 DEFAULT_BATCH = 2_000

@@ -84,7 +84,7 @@ def step_state(
     out: list[OutputRecord] = []
     dirty = current is not None and _align_strategies(current, config.strategies)
     for rec in ordered:
-        emit = Emitter(group, rec, now_ms, limits, out)
+        emit = Emitter(group, rec, now_ms, limits, out, config.timing)
         try:
             event = parse_event(rec.value, limits, rec.size)
             if not group:
@@ -126,6 +126,9 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     observed = old.strategies.get(OBSERVED)
     recorded = ev if isinstance(ev, Generation) else None
     rebalance = changed and (recorded is not None or observed is None)
+    # the latest classic rebalance duration the capture recorded; a `generation` event's own counts for its rounds
+    recorded_ms = old.rebalance_ms if recorded is None or recorded.rebalance_ms is None else recorded.rebalance_ms
+    emit.rebalance_ms = config.timing.classic_ms(recorded_ms)
     lay = Relayout(old, shape, parts)  # 2. the layout change
     cause = _cause(ev, shape, emit.rec.source, observed)
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
@@ -150,6 +153,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=departed,
         departed_partitions=held,
+        rebalance_ms=recorded_ms,
     )
 
 

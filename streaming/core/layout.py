@@ -88,6 +88,17 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1, lay.partitions_gone)
 
 
+def relaid_generations(member_generation: np.ndarray, lay: Relayout) -> np.ndarray:
+    """Old members' generations (int32 per member) in the new member order; a member new to the group has none
+    (-1). Always a new array: a state's arrays are its own."""
+    if lay.same_members and len(lay.member_ids) == member_generation.size:
+        return member_generation.copy()
+    gens = np.full(len(lay.member_ids), -1, dtype=np.int32)
+    kept = lay.remap >= 0
+    gens[lay.remap[kept]] = member_generation[kept]
+    return gens
+
+
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them); an event
     that keeps the old partitions (a leave) keeps their ids too."""

@@ -61,6 +61,8 @@ class StrategySeries:
     unconverged_rounds: int = 0
     skipped_generations: int = 0
     assignor_errors: int = 0  # rounds in which Kafka's assignor throws (the record carries `error`)
+    stopped_ms: float = 0.0  # sum of `stopped_ms` (partition-ms; ints and halves, so the sum is exact)
+    lag_added: float = 0.0  # sum of `lag_added` (messages; records of groups with traffic carry it)
     # gauges; None until a record set them (never set for OTHER)
     generation: int | None = None
     members: int | None = None
@@ -72,6 +74,11 @@ class StrategySeries:
     rate_total: float | None = None  # msgs/s of the last round; None: the group had no traffic then
     rate_min: float | None = None
     rate_max: float | None = None
+
+    @property
+    def stopped_seconds(self) -> float:
+        """Partition-seconds of consumption stopped (docs/cost.md)."""
+        return self.stopped_ms / 1000
 
 
 @dataclass
@@ -175,6 +182,8 @@ class MetricState:
         emitted_ts = _int(r, "emitted_ts", nullable=True)
         skipped = _int(r, "skipped_generations", nullable=True) or 0
         part = _int(r, "part", nullable=True)
+        stopped = float(_optional_number(r, "stopped_ms") or 0)  # absent from records written before the cost model
+        lag = float(_optional_number(r, "lag_added") or 0)
         unconverged = r.get("unconverged", False)
         if not isinstance(unconverged, bool):
             raise DecodeError("unconverged: expected true/false")
@@ -194,6 +203,8 @@ class MetricState:
                     s.moves_beyond_min += n["moves"] - min_moves
                 s.paused += n["paused"]
                 s.skipped_generations += skipped
+                s.stopped_ms += stopped
+                s.lag_added += lag
             if group == OTHER:
                 return
             s.generation, s.members, s.partitions = generation, n["members"], n["partitions"]
@@ -278,4 +289,14 @@ def _int(r: dict[str, Any], name: str, *, nullable: bool = False) -> Any:
         return None
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise DecodeError(f"{name}: expected an integer >= 0" + (" or null" if nullable else ""))
+    return v
+
+
+def _optional_number(r: dict[str, Any], name: str) -> float | int | None:
+    """An optional finite number >= 0 (None: absent or null)."""
+    v = r.get(name)
+    if v is None:
+        return None
+    if not _number(v) or v < 0:
+        raise DecodeError(f"{name}: expected a number >= 0 or null")
     return v

@@ -19,7 +19,7 @@ import numpy as np
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
-from streaming.core.layout import Relayout, move, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
@@ -37,11 +37,7 @@ def skipped_generations(st: StrategyState | None, ev: Generation) -> int:
 
 def relaid(st: StrategyState, lay: Relayout) -> tuple[np.ndarray, np.ndarray]:
     """The observed owners and member generations carried onto the new layout (nothing reassigned)."""
-    owner = relaid_owner(st.owner, lay)
-    gens = np.full(len(lay.member_ids), -1, dtype=np.int32)
-    kept = lay.remap >= 0
-    gens[lay.remap[kept]] = st.member_generation[kept]
-    return owner, gens
+    return relaid_owner(st.owner, lay), relaid_generations(st.member_generation, lay)
 
 
 def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, lay: Relayout,

@@ -19,14 +19,15 @@ import numpy as np
 from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
+from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
-from streaming.core.layout import Relayout, move, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
-INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+INCREMENTAL = CONSUMER_PROTOCOL  # KIP-848: one round; the coordinator revokes only movers
 _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
 _UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
@@ -74,7 +75,7 @@ class StrategyRounds:
         if self.shape.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
-            return StrategyState(st.generation, prev_new, st.member_generation.copy())
+            return StrategyState(st.generation, prev_new, relaid_generations(st.member_generation, lay))
         rounds: list[_Round] = []
         generation = st.generation
         owner = prev_new

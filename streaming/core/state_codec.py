@@ -92,11 +92,15 @@ class GroupState:
     # event that made this state (None: not counted; not encoded): the next event updates the count instead of
     # summing every departed member again
     departed_partitions: int | None = field(compare=False, repr=False)
+    # how long the capture saw the group's latest classic rebalance last (a `generation` event's `rebalance_ms`;
+    # None: none seen), for `--timing rebalance_ms=observed` (docs/cost.md)
+    rebalance_ms: int | None
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
-                 departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None) -> None:
+                 departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
+                 rebalance_ms: int | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -105,6 +109,7 @@ class GroupState:
         self.strategies = {} if strategies is None else strategies
         self.departed = {} if departed is None else departed
         self.departed_partitions = departed_partitions
+        self.rebalance_ms = rebalance_ms
 
     @property
     def num_partitions(self) -> int:
@@ -210,7 +215,7 @@ def encode(state: GroupState) -> bytes:
     for d in state.departed.values():
         for keys in d.owned.values():
             w.add(keys, "<i8")
-    header = {
+    header: dict[str, object] = {
         "topics": state.topics,
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
@@ -221,6 +226,8 @@ def encode(state: GroupState) -> bytes:
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
+    if state.rebalance_ms is not None:  # a later key: other blobs keep their bytes, older blobs decode as before
+        header["rebalance_ms"] = state.rebalance_ms
     # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
     # at a fraction of the cost; a float (a weight) it may spell otherwise ("1e-5" for "1e-05"), so weights keep json
     weighted = any(m.weight != 1 for m in state.members)
@@ -267,4 +274,5 @@ def decode(blob: bytes) -> GroupState:
         members=members,
         strategies=strategies,
         departed=departed,
+        rebalance_ms=header.get("rebalance_ms"),
     )

@@ -39,6 +39,10 @@ STRATEGY_COUNTERS = (
      "skipped_generations"),
     ("assignor_errors", "Rounds in which Kafka's assignor throws on the group's inputs (no assignment made)",
      "assignor_errors"),
+    ("stopped_partition_seconds", "Partition-seconds of consumption stopped by rounds (stopped_ms / 1000, "
+     "docs/cost.md)", "stopped_seconds"),
+    ("lag_added_messages", "Messages that piled up while partitions were stopped (lag_added; groups with traffic)",
+     "lag_added"),
 )
 STRATEGY_GAUGES = (
     ("generation", "Generation (rounds so far, or the recorded generation for observed) after the last round",

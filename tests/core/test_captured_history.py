@@ -109,6 +109,20 @@ def test_other_events_of_a_captured_group_update_it_without_a_round() -> None:
     assert {d["cause"]["type"] for d in out[DIFF]} == {"generation"}
 
 
+def test_members_who_joined_between_generations_take_part_in_the_next_one() -> None:
+    """A join, a leave and a rejoin between two generations change the membership without a round; the next
+    generation's rounds read every member's claims (a member new to the group has none)."""
+    out = outputs([parts(4), gen(1, {"a": [0, 1], "b": [2, 3]}),
+                   {"group": "g", "type": "join", "member": "c", "topics": ["t"]},
+                   {"group": "g", "type": "leave", "member": "a"},
+                   {"group": "g", "type": "join", "member": "d", "topics": ["t"]},
+                   gen(2, {"b": [0, 1], "c": [2], "d": [3]}, "cooperative-sticky")])
+    assert out[DEAD_LETTER] == []
+    second = [d for d in out[DIFF] if d["cause"]["generation"] == 2 and d["phase"] != "followup"]
+    assert sorted(d["strategy"] for d in second) == sorted([*STRATEGIES, "observed"])
+    assert {d["members"] for d in second} == {3}
+
+
 def test_the_rule_holds_across_restarts_and_batches() -> None:
     """The state blob remembers that the log carried a generation: a restarted step, one event per batch or all
     in one, gives the same records."""

@@ -51,6 +51,7 @@ def test_a_replayed_history_sums_per_group_and_strategy():
         e["beyond"] += r["moves"] - r["min_moves"]
         e["rounds"] += r["phase"] != "replace"
         e["rebalances"] += r["phase"] in ("eager", "incremental", "revoke")
+        e["stopped_ms"] += r["stopped_ms"]
         last[key] = r
     assert set(state.strategies) == set(expected)
     assert len({s for _, s in expected}) == len(STRATEGIES)  # every strategy of the library
@@ -58,6 +59,7 @@ def test_a_replayed_history_sums_per_group_and_strategy():
         s = state.strategies[key]
         assert (s.moves, s.paused, s.moves_beyond_min, s.rounds, s.rebalances) == (
             e["moves"], e["paused"], e["beyond"], e["rounds"], e["rebalances"]), key
+        assert s.stopped_seconds == e["stopped_ms"] / 1000 and s.lag_added == 0, key
         r = last[key]
         assert (s.members, s.partitions, s.unassigned, s.load_imbalance, s.generation) == (
             r["members"], r["partitions"], r["unassigned"], r["load_max"] - r["load_min"], r["generation"])
@@ -73,6 +75,16 @@ def test_split_records_count_once_and_replacements_are_not_rounds():
     s = state.strategies[("g", "sticky")]
     assert (s.rounds, s.rebalances, s.moves, s.moves_beyond_min, s.paused) == (1, 1, 5, 3, 7)
     assert s.last_round_ts == 1.0 and s.last_paused == 7  # a replacement is not the last round
+
+
+def test_stopped_time_and_lag_count_once_per_round_and_older_records_add_nothing():
+    state = MetricState()
+    for part in (1, 2):
+        state.add(DIFF, diff(part=part, parts=2, stopped_ms=7_500.5, lag_added=12.25))
+    state.add(DIFF, diff(generation=2, stopped_ms=3_000, lag_added=0.75))
+    state.add(DIFF, diff(generation=3))  # written before the cost model: no stopped_ms, no lag_added
+    s = state.strategies[("g", "sticky")]
+    assert (s.stopped_ms, s.stopped_seconds, s.lag_added, s.rounds) == (10_500.5, 10.5005, 13.0, 3)
 
 
 def test_cooperative_rounds_unconverged_and_skipped_generations():
@@ -100,6 +112,10 @@ def test_cooperative_rounds_unconverged_and_skipped_generations():
     (diff(paused=-1), "paused: expected an integer >= 0"),
     (diff(min_moves=1.5), "min_moves: expected an integer >= 0 or null"),
     (diff(unconverged="yes"), "unconverged: expected true/false"),
+    (diff(stopped_ms="3000"), "stopped_ms: expected a number >= 0 or null"),
+    (diff(stopped_ms=-0.5), "stopped_ms: expected a number >= 0 or null"),
+    (diff(lag_added=float("nan")), "lag_added: expected a number >= 0 or null"),
+    (diff(lag_added=float("inf")), "lag_added: expected a number >= 0 or null"),
     (diff(rate_max=-0.5), "rate_max: expected a number >= 0 (msgs/s)"),
     (diff(rate_total="12"), "rate_total: expected a number >= 0 (msgs/s)"),
     (diff(rate_min=True), "rate_min: expected a number >= 0 (msgs/s)"),

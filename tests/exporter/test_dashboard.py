@@ -101,6 +101,19 @@ def test_the_issue_asks_for_an_overview_and_a_group_drill_down(dashboard):
     assert all('group="$group"' in t["expr"] for p in drill_down for t in p["targets"])
 
 
+def test_the_group_drill_down_shows_what_rebalances_cost_per_strategy(dashboard):
+    """Time stopped and lag added (docs/cost.md) per strategy of the chosen group, from the exporter's counters."""
+    panels = {p["title"]: p for p in dashboard["panels"]}
+    stopped = panels["Cost: partition-seconds stopped, per strategy"]
+    lag = panels["Cost: lag added, per strategy"]
+    assert stopped["fieldConfig"]["defaults"]["unit"] == "s"
+    for panel, metric in ((stopped, "stopped_partition_seconds"), (lag, "lag_added_messages")):
+        assert [t["expr"] for t in panel["targets"]] == [
+            f'sum by (strategy) ({PREFIX}_{metric}_total{{group="$group", strategy=~"$strategy"}})']
+        assert metric in {name for name, _, _ in STRATEGY_COUNTERS}
+        assert "group.protocol=consumer" in stopped["description"]
+
+
 def test_load_in_msgs_per_second_per_group_and_strategy_and_its_imbalance(dashboard):
     """The load panels read the rate gauges per group and strategy; the imbalance is hottest / least loaded,
     matched on the same (group, strategy) series."""

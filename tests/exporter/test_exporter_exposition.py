@@ -17,7 +17,8 @@ ODD = 'a "quoted" \\ back\nslash-ü'
 def diff(group: str, strategy: str, **fields: object) -> bytes:
     record = {"group": group, "strategy": strategy, "generation": 2, "phase": "eager", "members": 3,
               "partitions": 9, "unassigned": 1, "paused": 4, "load_min": 2, "load_max": 4, "moves": 3,
-              "min_moves": 1, "event_ts": 1_500, "emitted_ts": 2_000, **fields}
+              "min_moves": 1, "stopped_ms": 12_000, "lag_added": 36.5, "event_ts": 1_500, "emitted_ts": 2_000,
+              **fields}
     return json.dumps(record).encode()
 
 
@@ -59,6 +60,8 @@ def test_rendered_text_parses_back_to_the_state():
     assert samples[("rebalance_partitions_moved_total", (("group", ODD), ("strategy", "sticky")))] == 3
     assert samples[("rebalance_load_imbalance", (("group", "orders"), ("strategy", "range")))] == 2
     assert samples[("rebalance_last_round_timestamp_seconds", (("group", ODD), ("strategy", "range")))] == 1.5
+    assert samples[("rebalance_stopped_partition_seconds_total", (("group", ODD), ("strategy", "sticky")))] == 12.0
+    assert samples[("rebalance_lag_added_messages_total", (("group", ODD), ("strategy", "sticky")))] == 36.5
     assert ("rebalance_members", (("group", OTHER), ("strategy", "range"))) not in samples
     orders_range = (("group", "orders"), ("strategy", "range"))
     assert samples[("rebalance_rate_min_messages_per_second", orders_range)] == 150.25

@@ -211,6 +211,13 @@ def test_stored_counters_equal_the_sums_over_the_committed_diff_records(scraped)
                   for s in prometheus.query(metric)}
         assert stored == dict(expected), metric
     assert len({g for g, _ in expected_sums(values)["rebalance_rounds_total"]}) == len(HISTORIES) + 2
+    stopped: dict[tuple[str, str], float] = defaultdict(float)  # partition-seconds: halves of ms are exact
+    for r in map(json.loads, values):
+        if r.get("part", 1) == 1:
+            stopped[r["group"], r["strategy"]] += r["stopped_ms"]
+    stored_seconds = {(s["metric"]["group"], s["metric"]["strategy"]): float(s["value"][1])
+                      for s in prometheus.query("rebalance_stopped_partition_seconds_total")}
+    assert stored_seconds == {key: ms / 1000 for key, ms in stopped.items()}
     health = {s["metric"].get("topic", ""): float(s["value"][1])
               for s in prometheus.query('rebalance_exporter_decode_errors_total{topic=~"prom-diffs-.*"}')}
     assert list(health.values()) == [1.0]  # the bad record; the aborted transaction is never read

@@ -137,9 +137,10 @@ def mixed_log(path: Path) -> Path:
 
 
 def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Path, capsys) -> None:
-    """Same log, same batch size: the same batch files with the same bytes, but for `emitted_ts`."""
+    """Same log, same batch size, same timing: the same batch files with the same bytes, but for `emitted_ts`."""
     log = mixed_log(tmp_path / "mixed.jsonl")
-    common = ["--strategies", "range,cooperative-sticky,uniform", "--max-events-per-batch", "7"]
+    common = ["--strategies", "range,cooperative-sticky,uniform", "--max-events-per-batch", "7",
+              "--timing", "rebalance_ms=1700,heartbeat_ms=4999"]
     for engine in ("local", "spark"):
         assert main(["replay", str(log), "--out", str(tmp_path / engine), "--engine", engine, *common]) == 0
         summary = capsys.readouterr().out
@@ -155,6 +156,11 @@ def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Pat
     assert local == spark_files
     groups = {json.loads(line)["group"] for line in local["diffs/batch-00000000.jsonl"].splitlines()}
     assert len(groups) >= 2  # a batch holds several groups, written in source order by both engines
+    records = [json.loads(line) for name, text in spark_files.items() if name.startswith("diffs/")
+               for line in text.splitlines()]
+    per_partition = {r["stopped_ms"] / r["paused"] for r in records if r["paused"] and r["strategy"] == "range"}
+    assert per_partition == {1_700}  # the timing reached the Spark job's executors
+    assert any(r["strategy"] == "uniform" and isinstance(r["stopped_ms"], float) for r in records)  # 4999 / 2
 
 
 def test_too_many_dead_letters_exit_3_after_writing_the_output(tmp_path: Path, capsys) -> None:
