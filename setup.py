@@ -2,8 +2,8 @@
 
 A few kernels (`KERNELS`, Cython) are typed-C versions of pure-Python functions, built where Cython and a C
 compiler are (`assignors.compiled.kernel` loads them; the pure functions run otherwise). The compiled modules are the
-same sources, so every result is byte-identical either way (tests/test_compiled.py);
-they run the plain loop 1.4-1.7x as fast (README, Performance). `REBALANCE_PURE_PYTHON=1` at install time skips
+same sources, so every result is byte-identical either way (tests/test_compiled.py); how much faster they run
+the plain loop: docs/performance.md. `REBALANCE_PURE_PYTHON=1` at install time skips
 the compiler; a machine without one, or a failed compile, installs the pure package with a printed line instead.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from setuptools import setup
 
-# The modules the per-event loop spends its time in (README, Performance). Interpreted on purpose: `assignors.model`
+# The modules the per-event loop spends its time in (docs/performance.md). Interpreted on purpose: `assignors.model`
 # (compiled, its type checks would turn bad input's ValueErrors into TypeErrors; the `GroupSpec` it validates input
 # into is compiled, in `assignors.spec`) and `assignors.registry` (compiled,
 # `rounds` would call it in C, past the tests that spy on the strategy calls).

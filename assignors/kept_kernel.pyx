@@ -3,8 +3,9 @@
 
 The Python functions stay the specification and the pure fallback: each C function here mirrors the one of the
 same name (`_solve`, `_max_kept`, `_completes`, `_fills`, `_kept_by_prices`, `_dual_value`) and gives the same
-result. The min-cost flow (`_kept_by_flow`: more topic groups than the price descent takes; no round of the
-proxy log) stays in Python: `min_moves` returns -1 for it, and for tables the Python functions would reject.
+result. The min-cost flow (`_kept_by_flow`: more topic groups than the price descent takes, which the rounds of
+small groups seldom have) stays in Python: `min_moves` returns -1 for it, and for tables the Python functions would
+reject.
 """
 
 from libc.stdlib cimport free, malloc

@@ -353,7 +353,7 @@ def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],
     return _kept_by_flow(load, members_of, size, keep, took, left, room)
 
 
-_FEW_GROUPS = 3  # up to this many topic groups, the price descent costs less than the flow (proxy log: 2-3)
+_FEW_GROUPS = 3  # up to this many topic groups, the price descent costs less than the flow (small groups' rounds: 2-3)
 
 
 def _kept_by_prices(load: list[int], members_of: list[list[int]], size: list[int],
@@ -492,7 +492,7 @@ def _fills(members_of: list[list[int]], left: list[int], room: list[int]) -> boo
     a transportation problem with unbounded arcs: for every set of groups, the loads left of the members that
     may only hold groups of the set fit in the set's room. Over all ``2 ** groups`` sets, so for a few groups;
     it accepts a quarter of what the first come, first served `_completes` misses (rounds that would go on to
-    the price descent, only to confirm the bound; proxy log)."""
+    the price descent, only to confirm the bound)."""
     num_groups = len(room)
     may_hold = [0] * len(left)  # per member, its groups as bits
     for g, members in enumerate(members_of):

@@ -15,8 +15,8 @@ import argparse
 import struct
 import time
 
-from streaming.kafka.coordinator_events import Translator
-from streaming.kafka.coordinator_records import decode_assignment, decode_key, decode_subscription, decode_value
+from streaming.capture.coordinator_events import Translator
+from streaming.capture.coordinator_records import decode_assignment, decode_key, decode_subscription, decode_value
 
 
 def s(v: str) -> bytes:

@@ -18,8 +18,8 @@ import uuid
 from kafka import KafkaProducer
 
 from bench.capture_decode import classic
-from streaming.kafka.broker import LocalBroker
-from streaming.kafka.capture import CaptureSettings, capture_offsets
+from streaming.capture.capture import CaptureSettings, capture_offsets
+from streaming.demo.local_broker import LocalBroker
 from streaming.kafka.topics import ensure_topics
 
 

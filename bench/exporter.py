@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -40,17 +41,15 @@ class ExporterProcess:
         with log.open("wb") as out:
             self.process = subprocess.Popen([str(exe), "exporter", "--bootstrap", bootstrap, "--host", "127.0.0.1",
                                              "--port", "0", *args], stderr=out)
-        self.port = 0
+        self.url, self.port = "", 0
         wait_for(self._listening, "exporter listening", 60)
-        self.url = f"http://127.0.0.1:{self.port}/metrics"
 
     def _listening(self) -> bool:
         assert self.process.poll() is None, f"exporter exited: {self.log.read_text()}"
-        text = self.log.read_text()
-        if "metrics on http://127.0.0.1:" not in text:
-            return False
-        self.port = int(text.split("metrics on http://127.0.0.1:")[1].split("/")[0])
-        return True
+        listening = re.search(r"metrics on (https?://127\.0\.0\.1:(\d+)/metrics)", self.log.read_text())
+        if listening:  # https with --web-config
+            self.url, self.port = listening[1], int(listening[2])
+        return listening is not None
 
     def scrape(self) -> bytes:
         with urllib.request.urlopen(self.url, timeout=30) as r:
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-groups", type=int, default=1_000, help="the exporter's --max-groups")
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the broker and the exporter on the way out
-    from streaming.kafka.broker import LocalBroker, free_port
+    from streaming.demo.local_broker import LocalBroker, free_port
     from streaming.kafka.topics import ensure_topics
 
     topic = "rebalance.diffs"

@@ -10,8 +10,9 @@
    costs a core) and by wall time, with the process's peak RSS so far (`ru_maxrss`); where the install
    compiled the state machine's modules (setup.py), each set runs again on their pure-Python sources in a
    fresh process, with the ratio (`build` column: mypyc, python). `--skip spark` runs
-   only this (Spark is not even imported): `python -m bench.pipeline --events 10000 --groups 1000 --skip
-   spark --strategies range,roundrobin --strategies sticky,cooperative-sticky` is issue 15's loop target.
+   only this (Spark is not even imported): `python -m bench.pipeline --events 100000 --groups 1000 --skip
+   spark --strategies sticky,cooperative-sticky --strategies range,roundrobin` prints docs/performance.md's loop
+   figures.
    The Spark measurements below use the first set; `--skip loop` leaves the loop out unless throughput runs.
    `--traffic SHARE` adds `traffic` events to the generated log (docs/traffic.md): every group's topics get one
    after its first metadata, then one follows a membership event with probability SHARE; the membership events
@@ -286,7 +287,7 @@ def bench_throughput(args: argparse.Namespace, spark, work: Path, log: Path, loo
     replay_s = timed_replay("replay (Spark, files)", "replay-out")
     rows.append(("rebalance replay (Spark, files)", replay_s, batches, floor_files))
 
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.loader import load_log
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
     from streaming.spark.pipelines import serve_events
@@ -330,7 +331,7 @@ def bench_latency(args: argparse.Namespace, spark, work: Path, *, floor: bool = 
     from kafka import KafkaConsumer, KafkaProducer
 
     from assignors.partitioner import partition_for_key
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics
     from streaming.spark.job import wait_started
     from streaming.spark.pipelines import start_serve

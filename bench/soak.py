@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.pipeline import group_events, say
-from streaming.kafka.broker import LocalBroker
+from streaming.demo.local_broker import LocalBroker
 from streaming.kafka.topics import ServeTopics, ensure_serve_topics
 
 KINDS = ("driver", "jvm", "workers", "broker")

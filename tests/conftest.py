@@ -46,7 +46,7 @@ def kafka_bootstrap() -> Iterator[str]:
     if given:
         yield given
         return
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
 
     with LocalBroker() as broker:
         yield broker.bootstrap

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,43 @@ def test_grafana_is_provisioned_with_the_prometheus_datasource_and_the_dashboard
     mounted = {target: ROOT / source for target, source in mounts.items() if target.startswith(dashboard_dir + "/")}
     assert mounted and all(path.is_file() and path.suffix == ".json" for path in mounted.values())
     assert grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"] in mounted
+
+
+def secured_fragments(text: str) -> list[dict]:
+    """The commented-out lines that follow each "Secured set-up" comment, uncommented and read as YAML."""
+    fragments, lines = [], text.splitlines()
+    for i, line in enumerate(lines):
+        if "Secured set-up" in line:
+            block = []
+            for follower in lines[i + 1:]:
+                if not follower.strip().startswith("#"):
+                    break
+                block.append(follower.strip()[1:])
+            block = [b for b in block if b.startswith("   ")]  # the YAML lines, not the prose around them
+            fragments.append(yaml.safe_load(textwrap.dedent("\n".join(block))))
+    return fragments
+
+
+def test_the_secured_set_up_shown_as_an_option_is_consistent(compose):
+    """What docker-compose.yml and dashboards/prometheus.yml show for the exporter behind TLS, client
+    certificates and basic auth: the web config and the files Prometheus presents sit in the one host
+    directory both services mount, and the job scrapes the same target over https."""
+    exporter_lines, prometheus_lines = secured_fragments((ROOT / "docker-compose.yml").read_text())
+    command = exporter_lines["command"]
+    plain = _command(compose["services"]["exporter"])
+    assert command[:len(plain)] == plain and command[len(plain)] == "--web-config" and len(command) == len(plain) + 2
+    exporter_mounts = _mounts(exporter_lines)
+    web_config = Path(command[-1])
+    assert str(web_config.parent) in exporter_mounts
+    host_dir = exporter_mounts[str(web_config.parent)]
+    prometheus_mounts = {target: source for source, target, *_ in
+                         (v.split(":") for v in prometheus_lines)}
+    scrape_dir = next(target for target, source in prometheus_mounts.items() if source == host_dir)
+
+    config_text = (ROOT / "dashboards" / "prometheus.yml").read_text()
+    (job_lines,) = secured_fragments(config_text)
+    assert job_lines["scheme"] == "https" and job_lines["basic_auth"]["username"]
+    files = [*job_lines["tls_config"].values(), job_lines["basic_auth"]["password_file"]]
+    assert len(files) == 4 and all(Path(f).parent == Path(scrape_dir) for f in files)
+    job = yaml.safe_load(config_text)["scrape_configs"][0]
+    assert set(job_lines).isdisjoint(job)  # lines to add to the plain job, which keeps its target

@@ -1,4 +1,5 @@
-"""The house's dependencies point one way: cli -> exporter -> kafka; cli -> spark, kafka, whatif -> core -> assignors.
+"""The house's dependencies point one way: the commands (cli) -> the adapters (spark, capture, exporter -> kafka)
+and whatif -> core -> assignors. The demo's local broker is support, not product: only the commands import it.
 
 Read from the source with `ast` (every `import`, at any depth, including the lazy imports inside
 functions), so an upward import fails here even when no test happens to execute it.
@@ -13,15 +14,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+TOP = "streaming.cli"  # the commands: every other room is theirs to import
 # room -> the rooms and third-party packages it must never import
 FORBIDDEN = {
     "assignors": ("streaming", "whatif", "pyspark", "kafka"),
-    "streaming.core": ("streaming.spark", "streaming.kafka", "streaming.cli", "streaming.exporter", "whatif",
-                       "pyspark", "kafka", "prometheus_client"),
-    "streaming.kafka": ("streaming.spark", "streaming.cli", "streaming.exporter", "whatif", "pyspark"),
-    "streaming.exporter": ("streaming.spark", "streaming.cli", "whatif", "pyspark"),
-    "streaming.spark": ("streaming.cli", "whatif"),
-    "whatif": ("streaming.spark", "streaming.kafka", "streaming.cli", "pyspark", "kafka"),
+    "streaming.core": ("streaming.spark", "streaming.kafka", "streaming.capture", "streaming.cli", "streaming.exporter",
+                       "streaming.demo", "whatif", "pyspark", "kafka", "prometheus_client"),
+    "streaming.kafka": ("streaming.spark", "streaming.capture", "streaming.cli", "streaming.exporter", "streaming.demo",
+                        "whatif", "pyspark"),
+    "streaming.capture": ("streaming.spark", "streaming.cli", "streaming.exporter", "streaming.demo", "whatif",
+                          "pyspark"),
+    "streaming.exporter": ("streaming.spark", "streaming.capture", "streaming.cli", "streaming.demo", "whatif",
+                           "pyspark"),
+    "streaming.spark": ("streaming.capture", "streaming.cli", "streaming.exporter", "streaming.demo", "whatif"),
+    "streaming.demo": ("streaming.spark", "streaming.capture", "streaming.cli", "streaming.exporter", "whatif",
+                       "pyspark"),
+    "whatif": ("streaming.spark", "streaming.kafka", "streaming.capture", "streaming.cli", "streaming.demo", "pyspark",
+               "kafka"),
 }
 
 
@@ -46,16 +55,30 @@ def violations(room: str, forbidden: tuple[str, ...], root: Path = ROOT) -> list
     return out
 
 
+def rooms(root: Path = ROOT) -> set[str]:
+    """Every package of the house's top level and of `streaming`, by its dotted name."""
+    return {"assignors", "whatif"} | {f"streaming.{p.parent.name}" for p in (root / "streaming").glob("*/__init__.py")}
+
+
+def test_every_room_has_its_rules():
+    """A new room under streaming/ fails here until FORBIDDEN says what it must never import."""
+    assert rooms() - {TOP} == set(FORBIDDEN)
+
+
 @pytest.mark.parametrize("room", sorted(FORBIDDEN))
 def test_no_upward_import(room):
     assert violations(room, FORBIDDEN[room]) == []
 
 
-def test_an_upward_import_is_caught(tmp_path):
-    """The check itself can fail: a core module importing the command line is reported with its line."""
-    core = tmp_path / "streaming" / "core"
-    core.mkdir(parents=True)
-    (core / "bad.py").write_text("def f():\n    from streaming.cli.usage import UsageError\n")
-    assert violations("streaming.core", FORBIDDEN["streaming.core"], tmp_path) == [
-        "streaming/core/bad.py:2 imports streaming.cli.usage.UsageError"
-    ]
+@pytest.mark.parametrize(("room", "imported"), [
+    ("streaming.core", "streaming.cli.usage.UsageError"),
+    ("streaming.kafka", "streaming.capture.coordinator_events.Translator"),
+    ("streaming.spark", "streaming.demo.local_broker.LocalBroker"),
+])
+def test_an_upward_import_is_caught(tmp_path, room, imported):
+    """The check itself can fail: a lazy import into a forbidden room is reported with its line."""
+    folder = tmp_path / room.replace(".", "/")
+    folder.mkdir(parents=True)
+    module, name = imported.rsplit(".", 1)
+    (folder / "bad.py").write_text(f"def f():\n    from {module} import {name}\n")
+    assert violations(room, FORBIDDEN[room], tmp_path) == [f"{room.replace('.', '/')}/bad.py:2 imports {imported}"]

@@ -3,14 +3,23 @@
 One self-contained HTML page (plotly.js embedded once, no network needed to view it). Its header says what
 was read (events, diff records, dead letters grouped by reason with the first example of each, groups) and
 what each strategy is (client-side eager or cooperative, broker-side KIP-848, MetaQ) with the configuration
-that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order: the ranking table, static
-membership (restarts that took a member's place without a rebalance), the charts (partitions moved next to
-the fewest moves any assignment with the strategy's own loads could have made — `min_moves`, see
-`assignors.optimality` — the optimality gap, partitions paused, load imbalance and cumulative movement, on
-the event-time axis) and the final assignment per strategy. A new concern is a new lane function.
+that enables it. Then, per group, one *lane* per concern, in `GROUP_LANES` order: the ranking table (for a
+captured group, first the strategy it ran and whether replaying it gives its `observed` row), the time stopped
+and lag added per strategy (docs/cost.md, `whatif.costs`), conformance with Kafka's assignor, static membership
+(restarts that took a member's place without a rebalance), the charts (partitions moved next to the fewest
+moves any assignment with the strategy's own loads could have made — `min_moves`, see `assignors.optimality` —
+the optimality gap, partitions paused, load imbalance and cumulative movement, per rebalance number with its
+time), the load lane of a group with traffic (msgs/s from the least loaded to the hottest member after each
+rebalance, the rate imbalance per strategy, the keys a growing keyed topic moved: contract §7) and the final
+assignment per strategy. A new concern is a new lane function.
 
 A *rebalance* is one triggering event: an eager or KIP-848 round, or a cooperative revoke round with its
-follow-ups; its numbers are the sums over its rounds (imbalance: after its last round).
+follow-ups; its numbers are the sums over its rounds (imbalance: after its last round). Rebalances are
+numbered by the group's triggering events in log order, so one event has one number in every strategy's row.
+
+Adding a section: a function `(GroupReport, strategies) -> HTML` ("" when it has nothing to say) placed in
+`GROUP_LANES` (a page-wide one, `(Report) -> HTML`, in `HEADER_LANES`); what it needs from the records goes
+into `build` (the `_Collector` pass and a `GroupReport` field), so the page stays a function of the `Report`.
 
 `build` is the pure core (diff records and dead letters in, a `Report` out) shared by the page, the tests
 and the terminal summaries (`summary_text`, `strategy_lines`). Importing this module is cheap: plotly loads
@@ -22,21 +31,27 @@ from __future__ import annotations
 import html
 import re
 import zlib
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
 
-# Strategy -> colour, marker and dash, fixed so a strategy looks the same in every group's figure; shapes and
-# dashes keep strategies that agree (equal values, overlapping lines) apart.
-STRATEGY_COLOURS = {
-    "range": "#1f77b4", "roundrobin": "#ff7f0e", "sticky": "#2ca02c", "cooperative-sticky": "#d62728",
-    "uniform": "#9467bd", "server-range": "#8c564b", "metaq-default": "#e377c2", "metaq-consistent-hash": "#17becf",
-    "weighted-sticky": "#bcbd22",
-}
-_FALLBACK_COLOURS = ("#7f7f7f", "#bcbd22", "#393b79", "#637939")
+from assignors.registry import STRATEGIES
+from streaming.core.observed import OBSERVED
+from whatif.costs import CostCollector, GroupCost
+
+# The one palette: the registry's strategies take its colours in registry order, the spares after them go to
+# strategies the registry does not know (yet), in page order; `observed`, the group's real history, is near-black.
+# Fixed, so a strategy looks the same in every group's figure and every page; shapes and dashes keep strategies
+# that agree (equal values, overlapping lines) apart.
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+            "#393b79", "#005f5f", "#b8860b", "#7f7f7f", "#5f005f", "#00a087")
+STRATEGY_COLOURS = {**dict(zip(STRATEGIES, _PALETTE, strict=False)), OBSERVED: "#111111"}
+_SPARE_COLOURS = _PALETTE[len(STRATEGIES):]  # never empty: tests/whatif keep room for new strategies
 _SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "x-open", "star-open",
             "pentagon-open", "hexagon-open", "triangle-down-open", "cross-open")
 _DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")
@@ -85,7 +100,7 @@ STRATEGY_INFO = {
         "what-if assignor (this project's), eager: balances msgs/s, not partition counts",
         "everything held, every rebalance",
         "a ConsumerPartitionAssignor fed each partition's msgs/s (algorithm: docs/traffic.md); not shipped with Kafka"),
-    "observed": StrategyInfo(
+    OBSERVED: StrategyInfo(
         "what the group really got: the assignments its recorded generations carry (rebalance capture)",
         "per the recorded protocol", "– (recorded, not computed)"),
 }
@@ -93,6 +108,42 @@ _UNKNOWN_STRATEGY = StrategyInfo("not a strategy of this library", "as its recor
 
 
 # --- from records to numbers ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Load:
+    """A round's load in messages per second (contract §7: `rate_total`, `rate_min`, `rate_max`, `keys_moved`)."""
+
+    total: float  # into the partitions of the topics the group's members subscribe to
+    least: float  # the least loaded member (0 when a member holds nothing)
+    hottest: float  # the most loaded member
+    members: int
+    keys_moved: tuple[tuple[str, float], ...] = ()  # (topic, share of its key weight that changed partition)
+
+    @staticmethod
+    def of(rec: dict) -> Load | None:
+        if rec.get("rate_total") is None:
+            return None
+        moved = rec.get("keys_moved") or {}
+        return Load(float(rec["rate_total"]), float(rec["rate_min"]), float(rec["rate_max"]), int(rec["members"]),
+                    tuple((str(t), float(v)) for t, v in sorted(moved.items())))
+
+    @property
+    def even_share(self) -> float:
+        """msgs/s per member were the traffic spread evenly over the members."""
+        return self.total / self.members if self.members else 0.0
+
+    @property
+    def over_even(self) -> float | None:
+        """The hottest member's msgs/s in even shares (1: balanced); None without traffic."""
+        return self.hottest / self.even_share if self.even_share > 0 else None
+
+    @property
+    def hottest_over_least(self) -> float | None:
+        """The hottest member's msgs/s over the least loaded one's; inf when one holds no traffic."""
+        if self.hottest == 0:
+            return None
+        return self.hottest / self.least if self.least > 0 else float("inf")
+
 
 @dataclass(frozen=True)
 class Round:
@@ -108,18 +159,19 @@ class Round:
     load_min: int
     load_max: int
     unassigned: int
+    source: tuple[str, int, int]  # the triggering event's place in the log (`_source_key`)
     error: bool = False  # Kafka's assignor threw in this round (the record's `error`)
-    rate_min: float | None = None  # msgs/s of the least / most loaded member (None: the group has no traffic)
-    rate_max: float | None = None
+    load: Load | None = None  # msgs/s after the round, in the records of a group with traffic
 
 
 @dataclass
 class Rebalance:
     """One triggering event under one strategy: its rounds summed (imbalance after the last round)."""
 
-    number: int  # 1-based, in event order
+    number: int  # the group's triggering event it answers, 1-based in log order: the same in every strategy's row
     event_ts: int | None
     cause: str
+    source: tuple[str, int, int]
     rounds: int = 0
     moves: int = 0
     min_moves: int | None = 0
@@ -127,8 +179,8 @@ class Rebalance:
     paused: int = 0
     imbalance: int = 0
     unassigned: int = 0
-    rate_min: float | None = None  # after the last round (None: the group had no traffic)
-    rate_max: float | None = None
+    load: Load | None = None  # msgs/s after its last round (None: the group had no traffic then)
+    keys_moved: dict[str, float] = field(default_factory=dict)  # topic -> share, when a keyed topic grew
 
     def add(self, r: Round) -> None:
         self.rounds += 1
@@ -138,7 +190,9 @@ class Rebalance:
         self.paused += r.paused
         self.imbalance = r.load_max - r.load_min
         self.unassigned = r.unassigned
-        self.rate_min, self.rate_max = r.rate_min, r.rate_max
+        self.load = r.load
+        if r.load is not None:
+            self.keys_moved.update(r.load.keys_moved)
 
 
 @dataclass
@@ -164,8 +218,8 @@ class Summary:
     def worst_rate(self) -> tuple[float, float] | None:
         """(max, min) msgs/s per member after the rebalance whose spread (max - min) was largest; None without
         traffic."""
-        loaded = [(b.rate_max - b.rate_min, b.rate_max, b.rate_min) for b in self.history
-                  if b.rate_max is not None and b.rate_min is not None]
+        loaded = [(b.load.hottest - b.load.least, b.load.hottest, b.load.least) for b in self.history
+                  if b.load is not None]
         if not loaded:
             return None
         _, high, low = max(loaded)
@@ -183,7 +237,9 @@ class StaticRestart:
     event_ts: int | None
     member: str
     replaced: str
+    source: tuple[str, int, int]
     kept: dict[str, int] = field(default_factory=dict)  # strategy -> partitions the new id took over
+    after: int = 0  # the group's triggering events before it in the log
 
 
 @dataclass
@@ -215,6 +271,8 @@ class GroupReport:
     restarts: list[StaticRestart]
     finals: dict[str, FinalAssignment]
     conformance: list[dict] = field(default_factory=list)  # its conformance records, in generation order
+    protocols: list[str] = field(default_factory=list)  # the protocols its recorded generations carry, in log order
+    cost: GroupCost | None = None  # time stopped and lag added per strategy (whatif.costs)
 
 
 @dataclass
@@ -260,9 +318,9 @@ def _round(rec: dict) -> Round:
         load_min=int(rec["load_min"]),
         load_max=int(rec["load_max"]),
         unassigned=int(rec["unassigned"]),
+        source=_source_key(rec),
         error="error" in rec,
-        rate_min=None if rec.get("rate_min") is None else float(rec["rate_min"]),
-        rate_max=None if rec.get("rate_max") is None else float(rec["rate_max"]),
+        load=Load.of(rec),
     )
 
 
@@ -278,6 +336,7 @@ class _Collector:
         self.owners: dict[tuple[str, str], dict[tuple[str, int], tuple[tuple, str | None]]] = defaultdict(dict)
         self.size: dict[tuple[str, str], tuple[tuple, int]] = {}
         self.restarts: dict[str, dict[tuple, StaticRestart]] = defaultdict(dict)
+        self.protocols: dict[str, dict[tuple, str]] = defaultdict(dict)  # group -> source -> recorded protocol
         self.sources: set[tuple] = set()
         self.count = 0
 
@@ -291,10 +350,12 @@ class _Collector:
             if phase == "replace":  # a static member's new id took over: no round, nothing moved
                 restart = self.restarts[key[0]].setdefault(source, StaticRestart(
                     None if rec.get("event_ts") is None else int(rec["event_ts"]),
-                    str(rec["cause"].get("member")), str(rec["cause"].get("replaced"))))
+                    str(rec["cause"].get("member")), str(rec["cause"].get("replaced")), source))
                 restart.kept[key[1]] = int(rec["assigned"])
             else:
                 self.rounds[key].setdefault(generation, _round(rec))  # later parts of a split record repeat it
+            if key[1] == OBSERVED and rec.get("protocol") is not None:
+                self.protocols[key[0]][source] = str(rec["protocol"])
             self._apply(key, order, rec["changes"])
             if order >= self.size.get(key, (order, 0))[0]:
                 self.size[key] = (order, int(rec["members"]))
@@ -330,9 +391,35 @@ def rebalances(rounds: list[Round]) -> list[Rebalance]:
     out: list[Rebalance] = []
     for r in rounds:
         if r.phase != "followup" or not out:
-            out.append(Rebalance(number=len(out) + 1, event_ts=r.event_ts, cause=r.cause))
+            out.append(Rebalance(number=len(out) + 1, event_ts=r.event_ts, cause=r.cause, source=r.source))
         out[-1].add(r)
     return out
+
+
+def _event_keys(history: list[Rebalance]) -> list[tuple[tuple[str, int, int], int]]:
+    """Each rebalance's triggering event: its source position, and which of that event's rebalances it is (a
+    consumer that rejects its assignment rejoins at once: a second rebalance from the same event; records
+    without a source are told apart by their order alone)."""
+    seen: dict[tuple[str, int, int], int] = defaultdict(int)
+    keys = []
+    for b in history:
+        keys.append((b.source, seen[b.source]))
+        seen[b.source] += 1
+    return keys
+
+
+def _group_events(group_rows: list[Summary]) -> list[tuple[tuple[str, int, int], int]]:
+    """The keys of a group's triggering events (`_event_keys`) over all its rows, in log order."""
+    return sorted({key for row in group_rows for key in _event_keys(row.history)})
+
+
+def _number_events(group_rows: list[Summary]) -> None:
+    """Number every row's rebalances by the group's triggering events in log order, so one event has one number
+    in every row (`observed` answers only the recorded generations)."""
+    number = {key: n for n, key in enumerate(_group_events(group_rows), 1)}
+    for row in group_rows:
+        for b, key in zip(row.history, _event_keys(row.history), strict=True):
+            b.number = number[key]
 
 
 def _summaries(collector: _Collector) -> list[Summary]:
@@ -361,6 +448,7 @@ def _summaries(collector: _Collector) -> list[Summary]:
         by_group[row.group].append(row)
     ranked: list[Summary] = []
     for group_rows in by_group.values():
+        _number_events(group_rows)
         group_rows.sort(key=lambda s: (s.paused, s.moves, s.max_imbalance, s.strategy))
         for rank, row in enumerate(group_rows, 1):
             row.rank = rank
@@ -390,8 +478,10 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
     for rec in conformance:
         verdicts[str(rec.get("group"))].append(rec)
     collector = _Collector()
+    costs = CostCollector()
     for rec in records:
         collector.add(rec)
+        costs.add(rec)
     reasons: dict[str, DeadLetterReason] = {}
     dead = 0
     for letter in dead_letters:
@@ -406,13 +496,17 @@ def build(records: Iterable[dict], dead_letters: Iterable[dict] = (), *, events:
     by_group: dict[str, list[Summary]] = defaultdict(list)
     for row in rows:
         by_group[row.group].append(row)
-    groups = [
-        GroupReport(group, group_rows,
-                    sorted(collector.restarts.get(group, {}).values(), key=lambda r: (r.event_ts or 0, r.member)),
-                    {row.strategy: collector.final((group, row.strategy)) for row in group_rows},
-                    sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0))
-        for group, group_rows in by_group.items()
-    ]
+    groups = []
+    for group, group_rows in by_group.items():
+        triggers = _group_events(group_rows)
+        restarts = sorted(collector.restarts.get(group, {}).values(), key=lambda r: r.source)
+        for r in restarts:
+            r.after = bisect_left(triggers, (r.source, 0))
+        protocols = collector.protocols.get(group, {})
+        groups.append(GroupReport(
+            group, group_rows, restarts, {row.strategy: collector.final((group, row.strategy)) for row in group_rows},
+            sorted(verdicts.get(group, []), key=lambda r: r.get("generation") or 0),
+            list(dict.fromkeys(protocols[source] for source in sorted(protocols))), costs.groups.get(group)))
     known = list(STRATEGY_COLOURS)  # Kafka's client strategies, then broker-side, then MetaQ, then others
     strategies = sorted({row.strategy for row in rows}, key=lambda s: (known.index(s) if s in known else len(known), s))
     return Report(groups, strategies, collector.count, dead,
@@ -469,6 +563,9 @@ _PANELS = (  # (title, y axis title, series, kept in the compact layout of short
     ("load imbalance after the rebalance (max − min partitions per member)", "partitions", "imbalance", True),
     ("cumulative partitions moved", "partitions", "cumulative", False),
 )
+_TICKS = 15  # labelled rebalances on the x axis, at most
+_LEGEND_ROW = 8  # legend entries per row, about
+_STRIP_PX, _GAP_PX = 60, 100  # heights of the events strip and of the space under each row (its x labels and title)
 _SHORT = 3  # eventful rebalances up to which a group gets the compact layout
 _PLAIN_MEMBERS = 24  # members up to which the final loads table is shown open
 _LISTED_MEMBERS = 100  # members per strategy whose partitions are listed
@@ -510,7 +607,9 @@ td.member {{ text-align: left; font-family: ui-monospace, monospace; font-size: 
 td.parts {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.9em; }}
 td.example {{ text-align: left; font-family: ui-monospace, monospace; font-size: 0.88em; max-width: 48em;
               overflow-wrap: anywhere; }}
-tr.best td {{ background: #eef8ee; }} td.min {{ background: #eef3fb; }} td.max {{ background: #fbeeee; }}
+tr.best td {{ background: #eef8ee; }} tr.own td {{ border-top: 2px solid #555; border-bottom: 2px solid #555; }}
+span.own {{ margin-left: 0.5em; padding: 0 0.35em; border-radius: 3px; background: #555; color: #fff;
+            font-size: 0.78em; font-weight: 600; }} td.min {{ background: #eef3fb; }} td.max {{ background: #fbeeee; }}
 .swatch {{ display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em; border-radius: 2px; }}
 p.note {{ color: #555; max-width: 80em; }}
 section.lane {{ margin: 0.4em 0 1.2em; }}
@@ -523,9 +622,11 @@ details > summary {{ cursor: pointer; color: #335; margin: 0.3em 0; }}
 
 
 def _colour(strategy: str, strategies: list[str]) -> str:
+    """The strategy's palette colour; strategies outside the registry share the spares in page order."""
     if strategy in STRATEGY_COLOURS:
         return STRATEGY_COLOURS[strategy]
-    return _FALLBACK_COLOURS[strategies.index(strategy) % len(_FALLBACK_COLOURS)]
+    unknown = [s for s in strategies if s not in STRATEGY_COLOURS]
+    return _SPARE_COLOURS[unknown.index(strategy) % len(_SPARE_COLOURS)]
 
 
 def _style_index(strategy: str, strategies: list[str]) -> int:
@@ -537,11 +638,6 @@ def _ts_text(ts: int | None) -> str:
     if ts is None:
         return "time unknown"
     return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _axis_time(ts: int) -> str:
-    """Event time as plotly reads a date axis (UTC, no offset: plotly.js would shift an offset to local time)."""
-    return datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
 def _esc(value: object) -> str:
@@ -565,38 +661,80 @@ def _eventful(rows: list[Summary]) -> set[int]:
     return shown
 
 
+def _timeline(rows: list[Summary]) -> list[Rebalance]:
+    """The group's triggering events in log order, one per rebalance number (as the first row that has it
+    saw it: every strategy answers the same event)."""
+    events: dict[int, Rebalance] = {}
+    for row in rows:
+        for b in row.history:
+            events.setdefault(b.number, b)
+    return [events[n] for n in sorted(events)]
+
+
+def _x_axis(timeline: list[Rebalance]) -> dict:
+    """The rebalance-number axis: at most `_TICKS` labelled rebalances, each with its event time (UTC; the date
+    in the title when all fall on one day). Numbers, not times: a real group rebalances in bursts (a dozen
+    generations in under a minute, then nothing for hours), which a time axis would draw as one smudge."""
+    step = -(-len(timeline) // _TICKS)
+    shown = timeline[::step]
+    days = {datetime.fromtimestamp(b.event_ts / 1000, UTC).date() for b in shown if b.event_ts is not None}
+    clock = "%H:%M:%S" if len(days) == 1 else "%m-%d %H:%M"
+    text = [str(b.number) if b.event_ts is None
+            else f"{b.number}<br>{datetime.fromtimestamp(b.event_ts / 1000, UTC).strftime(clock)}" for b in shown]
+    title = ("rebalance # (the log has no event times)" if not days
+             else f"rebalance # · event time UTC, {min(days)}" if len(days) == 1 else "rebalance # · event time UTC")
+    return {"title_text": title, "tickmode": "array", "tickvals": [b.number for b in shown], "ticktext": text,
+            "range": [0.3, len(timeline) + 0.7], "showticklabels": True, "title_standoff": 4}
+
+
+def _series(history: list[Rebalance], timeline: list[Rebalance]) -> tuple[list[Rebalance | None], dict[str, list]]:
+    """A row's rebalance and chart values at each of the group's events: None (a gap in its lines) where the row
+    did not rebalance — `observed` at an event that was not a recorded generation."""
+    at = {b.number: b for b in history}
+    done = dict(zip(at, accumulate(b.moves for b in history), strict=True))
+    points = [at.get(t.number) for t in timeline]
+
+    def of(value: Callable[[Rebalance], int | None]) -> list[int | None]:
+        return [None if b is None else value(b) for b in points]
+
+    return points, {
+        "moves": of(lambda b: b.moves),
+        "fewest": of(lambda b: b.min_moves),
+        "gap": of(lambda b: None if b.min_moves is None else b.moves - b.min_moves),
+        "paused": of(lambda b: b.paused),
+        "imbalance": of(lambda b: b.imbalance),
+        "cumulative": of(lambda b: done[b.number]),
+    }
+
+
 def _figure(g: GroupReport, strategies: list[str]):
     """One figure per group: an events strip (rebalances, static restarts) over the metric panels, all on the
-    event-time axis (rebalance number when the log has no times); a legend entry toggles a strategy
-    everywhere. Short histories get fewer, lower panels."""
+    rebalance-number axis (`_x_axis`; the hover tells each rebalance's cause and time); a legend entry toggles
+    a strategy everywhere. Short histories get fewer, lower panels."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     rows = g.rows
-    timed = all(b.event_ts is not None for row in rows for b in row.history) and all(
-        r.event_ts is not None for r in g.restarts)
     short = len(_eventful(rows)) <= _SHORT
     panels = [p for p in _PANELS if p[3] or not short]
-    x_title = "event time (UTC)" if timed else "rebalance # (the log has no event times)"
-    fig = make_subplots(rows=len(panels) + 1, cols=1, shared_xaxes=True,
-                        vertical_spacing=0.12 if short else 0.06, row_heights=[0.35] + [1.0] * len(panels),
+    panel_px = 170 if short else 230
+    plot_px = _STRIP_PX + len(panels) * (panel_px + _GAP_PX)
+    fig = make_subplots(rows=len(panels) + 1, cols=1, shared_xaxes=True, vertical_spacing=_GAP_PX / plot_px,
+                        row_heights=[_STRIP_PX] + [panel_px] * len(panels),
                         subplot_titles=[""] + [p[0] for p in panels])
 
-    def x_of(number: int, ts: int | None) -> object:
-        return _axis_time(ts) if timed and ts is not None else number
-
-    # the events strip: one mark per rebalance (from the first strategy: all see the same events) and restart
-    first = rows[0].history
+    # the events strip: one mark per rebalance and one between two rebalances per static restart
+    timeline = _timeline(rows)
     fig.add_trace(go.Scatter(
-        x=[x_of(b.number, b.event_ts) for b in first], y=["rebalance"] * len(first), mode="markers",
+        x=[b.number for b in timeline], y=["rebalance"] * len(timeline), mode="markers",
         marker={"symbol": "line-ns-open", "size": 14, "color": "#444", "line": {"width": 2}},
         name="rebalance", showlegend=False,
-        customdata=[[b.number, _esc(b.cause), _ts_text(b.event_ts)] for b in first],
+        customdata=[[b.number, _esc(b.cause), _ts_text(b.event_ts)] for b in timeline],
         hovertemplate="rebalance %{customdata[0]}: %{customdata[1]}<br>%{customdata[2]}<extra></extra>",
     ), row=1, col=1)
     if g.restarts:
         fig.add_trace(go.Scatter(
-            x=[x_of(0, r.event_ts) for r in g.restarts], y=["static restart"] * len(g.restarts), mode="markers",
+            x=[r.after + 0.5 for r in g.restarts], y=["static restart"] * len(g.restarts), mode="markers",
             marker={"symbol": "diamond", "size": 10, "color": "#2a7"}, name="static restart", showlegend=False,
             customdata=[[_esc(r.member), _esc(r.replaced), _ts_text(r.event_ts)] for r in g.restarts],
             hovertemplate="static restart, no rebalance: %{customdata[0]}<br>took the place of %{customdata[1]}"
@@ -606,17 +744,11 @@ def _figure(g: GroupReport, strategies: list[str]):
         colour = _colour(row.strategy, strategies)
         style = _style_index(row.strategy, strategies)
         width = 1.2 + 1.8 * (len(rows) - 1 - n) / max(1, len(rows) - 1)
-        history = row.history
-        x = [x_of(b.number, b.event_ts) for b in history]
-        series = {
-            "moves": [b.moves for b in history],
-            "gap": [None if b.min_moves is None else b.moves - b.min_moves for b in history],
-            "paused": [b.paused for b in history],
-            "imbalance": [b.imbalance for b in history],
-            "cumulative": list(accumulate(b.moves for b in history)),
-        }
-        info = [[b.number, _esc(b.cause), _ts_text(b.event_ts), b.rounds, b.moves,
-                 "n/a" if b.min_moves is None else b.min_moves] for b in history]
+        points, series = _series(row.history, timeline)
+        x = [b.number for b in timeline]
+        info = [[t.number, "", "", 0, 0, 0] if b is None else
+                [b.number, _esc(b.cause), _ts_text(b.event_ts), b.rounds, b.moves,
+                 "n/a" if b.min_moves is None else b.min_moves] for t, b in zip(timeline, points, strict=True)]
         label = f"<b>{_esc(row.strategy)}</b>"
         head = (f"{label} · rebalance %{{customdata[0]}}: %{{customdata[1]}}<br>%{{customdata[2]}}<br>"
                 "rounds %{customdata[3]} · moved %{customdata[4]} · fewest for its loads %{customdata[5]}<br>")
@@ -631,38 +763,97 @@ def _figure(g: GroupReport, strategies: list[str]):
                         "line": {"width": 1.5}},
             ), row=i, col=1)
         fig.add_trace(go.Scatter(
-            x=x, y=[b.min_moves for b in history], name=f"{row.strategy}: {_FEWEST}", legendgroup=row.strategy,
+            x=x, y=series["fewest"], name=f"{row.strategy}: {_FEWEST}", legendgroup=row.strategy,
             showlegend=False, mode="lines", hoverinfo="skip", line={"color": colour, "width": 1, "dash": "dot"},
         ), row=2, col=1)
-    fig.update_xaxes(title_text=x_title, showticklabels=True, title_standoff=4)
-    if not timed:
-        fig.update_xaxes(dtick=1 if len(first) <= 30 else None)
+    fig.update_xaxes(**_x_axis(timeline))
     for i, (_, y_title, _, _) in enumerate(panels, 2):
         fig.update_yaxes(title_text=y_title, rangemode="tozero", row=i, col=1)
     fig.update_yaxes(title_text="", row=1, col=1, fixedrange=True)
-    panel_px = 170 if short else 230
-    fig.update_layout(height=110 + panel_px * len(panels) + 90, margin={"l": 70, "r": 20, "t": 60, "b": 40},
+    top = 36 + 26 * -(-len(rows) // _LEGEND_ROW)  # the legend's rows above the charts, below the mode bar
+    fig.update_layout(height=plot_px + top + 40, margin={"l": 70, "r": 20, "t": top, "b": 40},
                       legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0}, template="plotly_white",
                       hovermode="closest", font={"family": _FONTS})
     return fig
 
 
+def differences_from_observed(g: GroupReport, strategy: str) -> list[str]:
+    """Where a strategy's row and final assignment differ from `observed`'s ("paused 9 against 6"); empty when
+    replaying the strategy gives what the group did."""
+    rows = {row.strategy: row for row in g.rows}
+    mine, real = rows[strategy], rows[OBSERVED]
+    out = [f"{header} {_cell(getattr(mine, attr))} against {_cell(getattr(real, attr))}"
+           for header, attr, _ in _COLUMNS if attr not in ("rank", "strategy")
+           and getattr(mine, attr) != getattr(real, attr)]
+    if g.finals[strategy].holdings != g.finals[OBSERVED].holdings:
+        out.append("a different final assignment")
+    return out
+
+
+def _cell(value: object) -> str:
+    return "–" if value is None else str(value)
+
+
+def _own_strategy_note(g: GroupReport) -> str:
+    """For a captured group (it has an `observed` row): the strategy it ran — the protocol its recorded
+    generations carry —, whether Kafka's assignor gives what it got (its conformance records), and whether
+    replaying that strategy gives its `observed` row, compared here rather than assumed."""
+    if OBSERVED not in g.finals or not g.protocols:
+        return ""
+    ran = ", then ".join(f"<b>{_esc(p)}</b>" for p in g.protocols)
+    if len(g.protocols) > 1:
+        return (f'<p class="note own-strategy" data-protocols="{_esc(",".join(g.protocols))}">This group ran {ran} '
+                "(the protocols its recorded generations carry): no one strategy replays its whole history; the "
+                "rows of those replayed here are marked.</p>")
+    (protocol,) = g.protocols
+    text = [f"This group ran {ran} (the protocol its recorded generations carry)."]
+    if protocol not in STRATEGIES:
+        text.append("It is not one of this library's strategies, so no row replays it.")
+    else:
+        counts, judged = conformance_counts(g.conformance), len(g.conformance)
+        if not judged:
+            text.append("No conformance records were read with these diff records, so whether the group got "
+                        f"Kafka's {_esc(protocol)} result is not known here.")
+        elif counts["conform"] == judged:
+            every = "Its one recorded generation" if judged == 1 else f"All {judged} recorded generations"
+            text.append(f"{every} got exactly what Kafka's {_esc(protocol)} computes from the recorded inputs.")
+        else:
+            unjudged = f", {counts['no verdict']} could not be judged" if counts["no verdict"] else ""
+            text.append(f"{counts['differ']} of {judged} recorded generation(s) did not get Kafka's {_esc(protocol)} "
+                        f"result{unjudged} (see the conformance lane below).")
+    equal = ""
+    if protocol not in g.finals:
+        if protocol in STRATEGIES:
+            text.append(f"{_esc(protocol)} is not among the strategies replayed here (<code>--strategies</code>).")
+    else:
+        differ = differences_from_observed(g, protocol)
+        equal = f' data-equals-observed="{str(not differ).lower()}"'
+        text.append(f"Its row, marked, equals <code>observed</code>: replaying {_esc(protocol)} gives what the "
+                    "group did." if not differ else
+                    f"Its row, marked, differs from <code>observed</code>: {_esc(', '.join(differ))}.")
+    return (f'<p class="note own-strategy" data-protocols="{_esc(protocol)}"{equal}>' + " ".join(text) + "</p>")
+
+
 def _ranking_lane(g: GroupReport, strategies: list[str]) -> str:
+    """The group's strategies ranked by disruption; for a captured group, first what it really ran."""
     head = "".join(f'<th title="{_esc(tip)}">{_esc(h)}</th>' if tip else f"<th>{_esc(h)}</th>"
                    for h, _, tip in _COLUMNS)
     body = []
     for row in g.rows:
+        own = row.strategy in g.protocols
         cells = []
         for _, attr, _ in _COLUMNS:
             value = getattr(row, attr)
             if attr == "strategy":
-                cells.append(f'<td class="strategy" data-col="strategy">{_swatch(value, strategies)}</td>')
+                tag = ('<span class="own" title="the strategy this group ran: its recorded protocol">'
+                       "the group's</span>") if own else ""
+                cells.append(f'<td class="strategy" data-col="strategy">{_swatch(value, strategies)}{tag}</td>')
             else:
-                cells.append(f'<td data-col="{attr}">{"–" if value is None else value}</td>')
-        body.append(f'<tr class="{"best" if row.rank == 1 else ""}" data-strategy="{_esc(row.strategy)}">'
-                    + "".join(cells) + "</tr>")
-    return (f'<table class="summary" data-group="{_esc(g.group)}"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+                cells.append(f'<td data-col="{attr}">{_cell(value)}</td>')
+        marks = " ".join(m for m, on in (("best", row.rank == 1), ("own", own)) if on)
+        body.append(f'<tr class="{marks}" data-strategy="{_esc(row.strategy)}">' + "".join(cells) + "</tr>")
+    return (_own_strategy_note(g) + f'<table class="summary" data-group="{_esc(g.group)}"><thead><tr>{head}'
+            f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 
 def _static_lane(g: GroupReport, strategies: list[str]) -> str:
@@ -795,9 +986,208 @@ def _conformance_lane(g: GroupReport, strategies: list[str]) -> str:
             "<code>observed</code> row above is what the group really got.</p>" + table)
 
 
+def _seconds(ms: Fraction) -> str:
+    return f"{float(ms / 1000):,.1f}"
+
+
+def _stop_times(values: set[Fraction], what: str) -> str:
+    if not values:
+        return f"{what}: not seen (no round of it paused anything)"
+    low, high = min(values), max(values)
+    if low == high:
+        return f"{what}: {float(low):,g} ms per paused partition"
+    return f"{what}: {float(low):,g} to {float(high):,g} ms per paused partition (the captured durations)"
+
+
+def _cost_lane(g: GroupReport, strategies: list[str]) -> str:
+    """Time stopped and lag added per strategy (docs/cost.md), the move to the consumer protocol in one line,
+    and the timing the records were computed with (read back from them, `whatif.costs`)."""
+    cost = g.cost
+    if cost is None or not cost.strategies:
+        return ""
+    rows = []
+    for name, row in cost.strategies.items():
+        lag = row.lag_added
+        rows.append(f'<tr data-strategy="{_esc(name)}"><td class="strategy">{_swatch(name, strategies)}</td>'
+                    f'<td data-col="partition_seconds">{"–" if row.missing else _seconds(row.stopped_ms)}</td>'
+                    f'<td data-col="lag_added">{"–" if lag is None else f"{lag:,.0f}"}</td>'
+                    f'<td data-col="rounds">{row.rounds}</td></tr>')
+    notes = []
+    if any(row.missing for row in cost.strategies.values()):
+        notes.append("Some records carry no <code>stopped_ms</code> (written before the cost model): replay the "
+                     "log again to see their cost.")
+    base, target = cost.baseline(), cost.target()
+    if target is None:
+        move = ("No consumer-protocol strategy was replayed: replay with <code>--strategies</code> including "
+                "<code>uniform</code> to see what moving to <code>group.protocol=consumer</code> would change.")
+    elif base is None:
+        move = "Only consumer-protocol strategies were replayed: there is no classic strategy to weigh them against."
+    else:
+        name, why = base
+        mine, theirs = cost.strategies[target], cost.strategies[name]
+        move = (f"Moving to <code>group.protocol=consumer</code> ({_esc(target)}) would have stopped "
+                f"<strong>{_seconds(mine.stopped_ms)}</strong> partition-seconds instead of "
+                f"<strong>{_seconds(theirs.stopped_ms)}</strong> ({_esc(name)}: {_esc(why)})")
+        if mine.lag_added is not None and theirs.lag_added is not None:
+            move += f", and added {mine.lag_added:,.0f} messages of lag instead of {theirs.lag_added:,.0f}"
+        move += "."
+    timing = (f"{_stop_times(cost.classic_ms, 'classic rebalance (rebalance_ms)')}; "
+              f"{_stop_times(cost.consumer_ms, 'consumer protocol (heartbeat_ms / 2)')}. Change them with "
+              "<code>--timing rebalance_ms=N,heartbeat_ms=N</code> on <code>rebalance replay</code> or "
+              "<code>serve</code> (<code>rebalance_ms=observed</code>: each group's captured durations; defaults "
+              "3000 and 5000 ms); the model and where it is wrong: docs/cost.md.")
+    return ('<h3>Time stopped and lag added</h3>'
+            f'<p class="migration" data-group="{_esc(g.group)}">{move}</p>'
+            f'<table class="cost" data-group="{_esc(g.group)}"><thead><tr><th class="text">strategy</th>'
+            '<th title="sum of stopped_ms / 1000: each paused partition times how long it stopped">'
+            'partition-seconds stopped</th><th title="messages that piled up meanwhile (groups with traffic)">'
+            'lag added (messages)</th><th>rounds</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+            + "".join(f'<p class="note">{n}</p>' for n in notes)
+            + f'<p class="note timing">Timing: {timing}</p>')  # numbers and fixed text only
+
+
+# --- the load lane: msgs/s per member (groups with traffic, contract §7) ----------------------------------
+
+@dataclass(frozen=True)
+class LoadSummary:
+    """One strategy's load in a group: after its last rebalance with traffic, and the worst over all of them."""
+
+    strategy: str
+    final: Load
+    final_number: int  # the rebalance it is after
+    worst_over_even: float | None  # the largest hottest ÷ even share after any rebalance
+    worst_hottest: float  # the most msgs/s one member had after any rebalance
+
+
+def loaded(history: list[Rebalance]) -> list[tuple[Rebalance, Load]]:
+    """The rebalances after which the group had traffic, with their load."""
+    return [(b, b.load) for b in history if b.load is not None]
+
+
+def load_summary(row: Summary) -> LoadSummary | None:
+    """None when no rebalance of the strategy carried msgs/s (the group has no traffic)."""
+    points = loaded(row.history)
+    if not points:
+        return None
+    ratios = [r for _, load in points if (r := load.over_even) is not None]
+    return LoadSummary(row.strategy, points[-1][1], points[-1][0].number, max(ratios, default=None),
+                       max(load.hottest for _, load in points))
+
+
+def growths(g: GroupReport) -> list[tuple[Rebalance, str, float]]:
+    """(rebalance, topic, share of its key weight that changed partition) for each growth of a topic with keyed
+    traffic; the partitioner moves the keys whatever the strategy, so the first strategy's records say it."""
+    return [(b, topic, share) for b in g.rows[0].history for topic, share in sorted(b.keys_moved.items())]
+
+
+def _msgs(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _times(value: float | None) -> str:
+    return "–" if value is None else "∞" if value == float("inf") else f"{value:.2f}×"
+
+
+def _load_lane(g: GroupReport, strategies: list[str]) -> str:
+    summaries = [s for s in map(load_summary, g.rows) if s is not None]
+    if not summaries:
+        return ""
+    columns = (("group msgs/s", "total", "messages per second into the topics the group's members subscribe to"),
+               ("even share", "even", "msgs/s per member, were they spread evenly: total ÷ members"),
+               ("hottest member", "hottest", "msgs/s of the most loaded member: the sum over the partitions it holds"),
+               ("least loaded", "least", "msgs/s of the least loaded member (0: a member without traffic)"),
+               ("hottest ÷ even share", "over_even", "rate imbalance: how many even shares the hottest member carries"),
+               ("hottest ÷ least", "over_least", "∞: some member holds no traffic"),
+               ("worst hottest ÷ even", "worst_over_even", "the largest hottest ÷ even share after any rebalance"),
+               ("worst hottest", "worst_hottest", "the most msgs/s one member had after any rebalance"))
+    head = "".join(f'<th title="{_esc(tip)}">{_esc(h)}</th>' for h, _, tip in columns)
+    body = []
+    for s in summaries:
+        f = s.final
+        cells = {"total": _msgs(f.total), "even": _msgs(f.even_share), "hottest": _msgs(f.hottest),
+                 "least": _msgs(f.least), "over_even": _times(f.over_even), "over_least": _times(f.hottest_over_least),
+                 "worst_over_even": _times(s.worst_over_even), "worst_hottest": _msgs(s.worst_hottest)}
+        body.append(f'<tr data-strategy="{_esc(s.strategy)}"><td class="strategy">{_swatch(s.strategy, strategies)}'
+                    "</td>" + "".join(f'<td data-col="{key}">{cells[key]}</td>' for _, key, _ in columns) + "</tr>")
+    table = (f'<table class="load" data-group="{_esc(g.group)}"><thead><tr><th class="text">strategy</th>{head}'
+             f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    grown = growths(g)
+    moved = "".join(
+        f'<tr class="growth"><td>{b.number}</td><td class="text">{_esc(_ts_text(b.event_ts))}</td>'
+        f'<td class="text">{_esc(b.cause)}</td><td class="text">{_esc(topic)}</td>'
+        f'<td data-col="keys_moved">{share:.1%}</td></tr>' for b, topic, share in grown)
+    moved_table = ('<p class="note">A topic with keyed traffic grew: the producer\'s partitioner sends these shares '
+                   "of its key weight to another partition from then on, so per-key ordering breaks for those keys "
+                   "while the group catches up (whatever the strategy).</p><table class='keys-moved' data-group='"
+                   f"{_esc(g.group)}'><thead><tr><th>rebalance</th><th class='text'>time</th><th class='text'>cause"
+                   "</th><th class='text'>topic</th><th>key weight moved</th></tr></thead><tbody>"
+                   f"{moved}</tbody></table>") if grown else ""
+    figure = _load_figure(g, strategies).to_html(full_html=False, include_plotlyjs=False,
+                                                 div_id=f"load-{_slug(g.group)}",
+                                                 config={"displaylogo": False, "responsive": True})
+    return ("<h3>Load in messages per second</h3><p class='note'>From the group's traffic: every strategy balances "
+            "partition counts, not messages, so a member holding the hot partitions carries more than its share. "
+            f"After rebalance {summaries[0].final_number} (the last with traffic); the even share is msgs/s ÷ "
+            "members. Which member is hottest differs by strategy; the diff records give its msgs/s, not its "
+            "name.</p>" + table + moved_table + figure)
+
+
+def _load_figure(g: GroupReport, strategies: list[str]):
+    """Per rebalance and strategy, a bar from the least loaded to the hottest member's msgs/s (every member is
+    in that span; a grey line: the even share); below, the hottest member in even shares. Bars side by side per
+    rebalance keep strategies that agree apart. x: rebalance number, its cause and time in the hover."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16, row_heights=[1.4, 1.0],
+                        subplot_titles=["msgs/s per member: a bar from the least loaded to the hottest; grey line: "
+                                        "the even share", "rate imbalance: the hottest member's msgs/s in even shares"])
+    for b, load in loaded(g.rows[0].history):  # the same for every strategy: total ÷ members
+        fig.add_shape(type="line", x0=b.number - 0.42, x1=b.number + 0.42, y0=load.even_share, y1=load.even_share,
+                      line={"color": "#666", "width": 2}, row=1, col=1)
+    for row in g.rows:
+        points = loaded(row.history)
+        if not points:
+            continue
+        colour = _colour(row.strategy, strategies)
+        x = [b.number for b, _ in points]
+        loads = [load for _, load in points]
+        info = [[_esc(b.cause), _ts_text(b.event_ts), _msgs(load.hottest), _msgs(load.least), _msgs(load.even_share),
+                 _times(load.over_even)] for b, load in points]
+        hover = (f"<b>{_esc(row.strategy)}</b> · rebalance %{{x}}: %{{customdata[0]}}<br>%{{customdata[1]}}<br>"
+                 "hottest member %{customdata[2]} msgs/s · least loaded %{customdata[3]} · even share "
+                 "%{customdata[4]}<br>hottest ÷ even share %{customdata[5]}<extra></extra>")
+        common = {"name": row.strategy, "legendgroup": row.strategy, "offsetgroup": row.strategy, "customdata": info,
+                  "hovertemplate": hover, "marker": {"color": colour, "line": {"color": colour, "width": 1}}}
+        fig.add_trace(go.Bar(x=x, y=[load.hottest - load.least for load in loads], base=[load.least for load in loads],
+                             **common), row=1, col=1)
+        symbol = _SYMBOLS[_style_index(row.strategy, strategies) % len(_SYMBOLS)].removesuffix("-open")
+        fig.add_trace(go.Scatter(  # the hottest member, seen also where all members carry the same
+            x=x, y=[load.hottest for load in loads], mode="markers", showlegend=False,
+            **common | {"marker": {"color": colour, "symbol": symbol, "size": 9, "line": {"color": "#fff",
+                                                                                      "width": 1}}}), row=1, col=1)
+        fig.add_trace(go.Bar(x=x, y=[load.over_even or 0 for load in loads], showlegend=False, **common), row=2, col=1)
+    for b, topic, share in growths(g):
+        fig.add_vline(x=b.number - 0.5, line={"color": "#a33", "dash": "dash", "width": 1})
+        fig.add_annotation(x=b.number - 0.5, y=1.0, yref="y domain", text=f"{_esc(topic)} grew: {share:.0%} of its "
+                           "key weight moved partition", showarrow=False, xanchor="left", yanchor="top",
+                           font={"color": "#a33", "size": 11}, bgcolor="rgba(255,255,255,0.85)")
+    fig.add_hline(y=1, line={"color": "#777", "width": 1, "dash": "dot"}, row=2, col=1)
+    fig.update_xaxes(title_text="rebalance #", dtick=1 if len(g.rows[0].history) <= 30 else None, title_standoff=4,
+                     showticklabels=True)
+    top = max((load.hottest for row in g.rows for _, load in loaded(row.history)), default=0.0)
+    fig.update_yaxes(title_text="msgs/s", range=[0, top * 1.15 or 1], row=1, col=1)  # room for the markers on top
+    fig.update_yaxes(title_text="× even share", rangemode="tozero", row=2, col=1)
+    fig.update_layout(height=600, margin={"l": 70, "r": 20, "t": 70, "b": 40}, template="plotly_white",
+                      barmode="group", scattermode="group", bargap=0.25, bargroupgap=0.05, hovermode="closest",
+                      font={"family": _FONTS},
+                      legend={"orientation": "h", "y": 1.08, "yanchor": "bottom", "x": 0})
+    return fig
+
+
 # The lanes of a group's section, in page order: each returns its HTML ("" when it has nothing to say).
 GROUP_LANES: tuple[Callable[[GroupReport, list[str]], str], ...] = (
-    _ranking_lane, _conformance_lane, _static_lane, _charts_lane, _final_lane,
+    _ranking_lane, _cost_lane, _conformance_lane, _static_lane, _charts_lane, _load_lane, _final_lane,
 )
 
 

@@ -9,7 +9,11 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from streaming.cli.usage import EXIT_FAILURE, UsageError, client_options
+from streaming.cli.usage import CommandFailure, UsageError, client_options, kafka_failure
+
+DEFAULT_CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for the broker's first answer: a broker that answers at all does so in well under a second
+(a TLS or SASL handshake across a WAN included), so a wrong address or listener is said at once."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,10 +28,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--groups {args.groups!r}: {exc}") from None
     if args.poll_interval <= 0:
         raise UsageError(f"--poll-interval: expected a positive number of seconds, got {args.poll_interval}")
+    if args.traffic_interval is not None and not 0 < args.traffic_interval < float("inf"):
+        raise UsageError(f"--traffic-interval: expected a positive number of seconds, got {args.traffic_interval}")
+    if not args.connect_timeout > 0:
+        raise UsageError(f"--connect-timeout: expected a positive number of seconds, got {args.connect_timeout}")
     options = client_options(args.kafka_option, args.bootstrap, "consumer")
+    options.setdefault("bootstrap.timeout.ms", str(round(args.connect_timeout * 1000)))  # --kafka-option wins
     from kafka.errors import KafkaError
 
-    from streaming.kafka.capture import (
+    from streaming.capture.capture import (
         MARKER_TOPIC,
         CaptureFailed,
         CaptureSettings,
@@ -39,14 +48,16 @@ def run(args: argparse.Namespace) -> int:
     )
 
     settings = CaptureSettings(args.bootstrap, args.offsets_topic, groups, args.once, args.poll_interval,
-                               args.strict, options)
+                               args.strict, options, args.traffic_interval)
     previous = []
+    made = None  # the output file, when this run creates it
     if args.out != "-":
         path = Path(args.out)
         try:
             previous = written_events(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"--out {path}: cannot continue this file ({exc})") from None
+        made = None if path.exists() else path
     try:
         if args.events_topic is not None:
             capture_offsets(settings, EventsTopic(settings, args.events_topic, MARKER_TOPIC))
@@ -57,12 +68,20 @@ def run(args: argparse.Namespace) -> int:
             else:
                 capture_offsets(settings, out, resume=written_positions(previous))
     except CaptureFailed as exc:
-        print(f"rebalance capture: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
-    except (KafkaError, OSError, TimeoutError) as exc:
-        print(f"rebalance capture: Kafka at {args.bootstrap}: {exc!r}", file=sys.stderr)
-        return EXIT_FAILURE
-    except KeyboardInterrupt:
-        pass  # every event is written and flushed per poll: stopping here loses nothing
+        _discard_empty(made)
+        raise CommandFailure(str(exc)) from None
+    except (KafkaError, ConnectionError, TimeoutError) as exc:
+        _discard_empty(made)
+        waited = int(options["bootstrap.timeout.ms"]) / 1000
+        raise kafka_failure(args.bootstrap, exc, waited=waited) from None
+    except OSError as exc:
+        raise CommandFailure(f"{exc.filename or args.out}: {exc.strerror or exc}") from None
+    except KeyboardInterrupt:  # every event is written and flushed per poll: stopping here loses nothing
+        _discard_empty(made)
     return 0
 
+
+def _discard_empty(made: Path | None) -> None:
+    """A file this run created and wrote nothing into is not left behind by a capture that did not run."""
+    if made is not None and made.exists() and made.stat().st_size == 0:
+        made.unlink()

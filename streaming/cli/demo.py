@@ -30,9 +30,9 @@ def sample_logs() -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = pipeline_config(args.strategies)
+    config = pipeline_config(args.strategies, args.timing)
     max_events = check_batch_size(args.max_events_per_batch)
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.consumer import read_to_end
     from streaming.kafka.loader import load_log
     from streaming.kafka.topics import ServeTopics, ensure_serve_topics

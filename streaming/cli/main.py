@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from streaming.cli.capture import DEFAULT_CONNECT_TIMEOUT
 from streaming.cli.replay import AUTO_LOCAL_MAX_LINES
 from streaming.cli.usage import (
     DEFAULT_BATCH,
@@ -45,12 +46,21 @@ def _pipeline_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated strategy names or 'all' (default: %(default)s)")
     p.add_argument("--max-events-per-batch", type=int, default=None, metavar="N",
                    help=f"admission control: at most N events per micro-batch (replay and serve: {DEFAULT_BATCH:,})")
+    p.add_argument("--timing", default="", metavar="rebalance_ms=N,heartbeat_ms=N",
+                   help="the cost model's durations in ms (docs/cost.md): a classic rebalance (or 'observed': the "
+                        "captured duration per group) and the consumer protocol's heartbeat interval "
+                        "(default: rebalance_ms=3000,heartbeat_ms=5000)")
 
 
 REPLAY_DESCRIPTION = f"""Replay a captured log: diffs under OUT/diffs/, dead letters under OUT/dead-letter/,
 one file per micro-batch ({DEFAULT_BATCH:,} events per batch unless --max-events-per-batch says otherwise).
 Both engines write byte-identical files (but for emitted_ts). Exit codes: 0 done, 2 bad usage or unreadable
 input, {EXIT_DEAD_LETTERS} more dead letters than --max-dead-letter-ratio allows (the output is written)."""
+
+
+CAPTURE_EXIT_CODES = f"""Exit codes: 0 done (--once) or stopped with Ctrl-C (every event read is written), 2 bad usage,
+{EXIT_FAILURE} the broker did not answer within --connect-timeout (nothing is written, no file is made) or the
+capture failed (an unreadable offsets topic, --strict on an undecodable record)."""
 
 
 def _spark_options(p: argparse.ArgumentParser) -> None:
@@ -142,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.load:run")
 
-    p = sub.add_parser("capture", help="record a live cluster's rebalances as events (offsets topic or polling)")
+    p = sub.add_parser("capture", help="record a live cluster's rebalances as events (offsets topic or polling)",
+                       epilog=CAPTURE_EXIT_CODES)
     p.add_argument("--bootstrap", required=True, metavar="HOST:PORT")
     p.add_argument("--source", choices=("offsets", "describe"), default="offsets",
                    help="offsets: decode the group coordinator's records; describe: poll DescribeGroups "
@@ -159,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
                    help="metadata (and describe) polling period (default: %(default)s)")
     p.add_argument("--strict", action="store_true", help="exit 1 at the first undecodable record")
+    p.add_argument("--traffic-interval", type=float, default=None, metavar="SECONDS",
+                   help="also measure the groups' topics' traffic: `rates` traffic events (msgs/s from end-offset "
+                        "growth) per group and topic every SECONDS (--once: one interval at the end)")
+    p.add_argument("--connect-timeout", type=float, default=DEFAULT_CONNECT_TIMEOUT, metavar="SECONDS",
+                   help="how long to wait for the broker's first answer before giving up (default: %(default)s)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.capture:run")
 
@@ -169,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="conformance records in, read once it exists (default: %(default)s)")
     p.add_argument("--port", type=int, default=9464, help="HTTP port of /metrics (default: %(default)s)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: %(default)s)")
+    p.add_argument("--web-config", default=None, metavar="FILE",
+                   help="serve /metrics over TLS only, with basic auth and client certificates as configured in "
+                        "FILE (Prometheus exporter-toolkit's web config format, docs/exporter.md)")
     p.add_argument("--groups", default=None, metavar="REGEX",
                    help="export only groups whose id matches REGEX (full match)")
     p.add_argument("--max-groups", type=int, default=1000, metavar="N",
@@ -179,15 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="self-contained HTML what-if report from diff records")
     p.add_argument("diffs_dir", nargs="?", metavar="DIR",
-                   help="a replay's --out directory (diffs and dead letters) or a directory of diff records")
-    p.add_argument("--bootstrap", metavar="HOST:PORT")
-    p.add_argument("--diffs-topic", default="rebalance.diffs")
+                   help="a replay's --out directory OUT or its OUT/diffs (either way with OUT's dead letters and "
+                        "conformance records), or a directory of diff records")
+    p.add_argument("--bootstrap", metavar="HOST:PORT", help="read the records from this broker's topics instead of DIR")
+    p.add_argument("--diffs-topic", default="rebalance.diffs", help="diff records (default: %(default)s)")
     p.add_argument("--dead-letter-topic", default="rebalance.dead-letter",
                    help="dead letters to summarize in the report, if the topic exists (default: %(default)s)")
     p.add_argument("--conformance-topic", default="rebalance.conformance",
                    help="conformance records for the report's conformance lane, if the topic exists "
                         "(default: %(default)s)")
-    p.add_argument("--out", default="report.html", metavar="REPORT.html")
+    p.add_argument("--out", default="report.html", metavar="REPORT.html", help="(default: %(default)s)")
     _kafka_options(p)
     p.set_defaults(run="streaming.cli.report:run")
 

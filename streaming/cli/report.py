@@ -1,6 +1,8 @@
-"""`rebalance report (DIR | --bootstrap HOST:PORT [--diffs-topic T] [--dead-letter-topic T]) --out REPORT.html`.
+"""`rebalance report (DIR | --bootstrap HOST:PORT [--diffs-topic T] [--dead-letter-topic T] [--conformance-topic T])
+--out REPORT.html`.
 
-DIR is a replay's output directory (its `diffs/` and `dead-letter/`) or a directory of diff records.
+DIR is a replay's output directory OUT (its `diffs/`, `dead-letter/` and `conformance/`), its `OUT/diffs`
+(the siblings are read all the same), or a directory of diff records alone.
 """
 
 from __future__ import annotations
@@ -28,14 +30,23 @@ def _read_jsonl_dir(path: Path) -> Iterator[dict]:
                     raise UsageError(f"{file}:{n}: not JSON: {exc}") from None
 
 
-def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
-    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
-    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
+def replay_layout(directory: str | Path) -> tuple[Path, Path]:
+    """Where DIR's diff records are, and the directory whose `dead-letter/` and `conformance/` go with them:
+    OUT for a replay's output directory OUT and for its `OUT/diffs`, DIR itself for any other directory."""
     path = Path(directory)
     if not path.is_dir():
         raise UsageError(f"{directory}: not a directory")
     if not list(path.glob("*.jsonl")) and (path / REPLAY_DIRS[DIFF]).is_dir():
-        path = path / REPLAY_DIRS[DIFF]
+        return path / REPLAY_DIRS[DIFF], path
+    if path.name == REPLAY_DIRS[DIFF]:
+        return path, path.parent
+    return path, path
+
+
+def read_diffs_dir(directory: str | Path) -> Iterator[dict]:
+    """Diff records from a directory of JSONL files in name order (or from its `diffs/` subdirectory, as
+    `replay --out` writes them), streamed: only the metrics of each record are kept downstream."""
+    path, _ = replay_layout(directory)
     count = 0
     for record in _read_jsonl_dir(path):
         count += 1
@@ -51,7 +62,7 @@ def read_kind_dir(directory: str | Path, kind: str) -> Iterator[dict]:
 
 
 def read_topic(bootstrap: str, topic: str, options: dict[str, str], *, missing_ok: bool) -> Iterator[dict]:
-    """Every committed record of a topic (diffs or dead letters), from the beginning to the end offsets seen
+    """Every committed record of a topic (diffs, dead letters, conformance), from the beginning to the end offsets seen
     at start."""
     from streaming.kafka.consumer import iter_to_end
 
@@ -60,7 +71,8 @@ def read_topic(bootstrap: str, topic: str, options: dict[str, str], *, missing_o
 
 
 def report_from_replay(out: str | Path, report: str | Path, *, events: int | None = None) -> None:
-    """The what-if report of a replay's output directory: its diffs, its dead letters, the events it read."""
+    """The what-if report of a replay's output directory: its diffs, dead letters and conformance records, and
+    the events it read."""
     from whatif.report import write_report
 
     write_report(read_diffs_dir(Path(out) / REPLAY_DIRS[DIFF]), report, dead_letters=read_kind_dir(out, DEAD_LETTER),
@@ -73,38 +85,40 @@ def run(args: argparse.Namespace) -> int:
     from whatif.report import write_report
 
     if (args.diffs_dir is None) == (args.bootstrap is None):
-        raise UsageError("give either DIFFS_DIR or --bootstrap HOST:PORT (with --diffs-topic)")
+        raise UsageError("give either DIR (a replay's --out directory) or --bootstrap HOST:PORT (with --diffs-topic)")
     check_writable_file(args.out, "--out")
     if args.diffs_dir is not None:
-        records: Iterable[dict] = read_diffs_dir(args.diffs_dir)
-        dead_letters = read_kind_dir(args.diffs_dir, DEAD_LETTER)
-        conformance = read_kind_dir(args.diffs_dir, CONFORMANCE)
+        diffs, out = replay_layout(args.diffs_dir)
+        records: Iterable[dict] = read_diffs_dir(diffs)
+        dead_letters = read_kind_dir(out, DEAD_LETTER)
+        conformance = read_kind_dir(out, CONFORMANCE)
     else:
         options = client_options(args.kafka_option, args.bootstrap)
         records = read_topic(args.bootstrap, args.diffs_topic, options, missing_ok=False)
         dead_letters = read_topic(args.bootstrap, args.dead_letter_topic, options, missing_ok=True)
         conformance = read_topic(args.bootstrap, args.conformance_topic, options, missing_ok=True)
-    counted = _Counting(records)
+    counted, verdicts = _Counting(records, "diff records"), _Counting(conformance, "conformance records")
     try:
-        write_report(counted, args.out, dead_letters=dead_letters, conformance=conformance)
+        report = write_report(counted, args.out, dead_letters=dead_letters, conformance=verdicts)
     except ValueError as exc:  # bad records, a missing topic
         raise UsageError(str(exc)) from None
     except (KafkaError, TimeoutError) as exc:
         raise kafka_failure(args.bootstrap, exc) from None
-    print(f"rebalance report: {counted.count} diff records -> {args.out}", file=sys.stderr)
+    print(f"rebalance report: {counted.count} diff records, {report.dead_letters} dead letters, {verdicts.count} "
+          f"conformance records -> {args.out}", file=sys.stderr)
     return 0
 
 
 class _Counting:
     """Pass records through, counting them (and showing progress on long inputs)."""
 
-    def __init__(self, records: Iterable[dict]) -> None:
-        self.records = records
+    def __init__(self, records: Iterable[dict], what: str) -> None:
+        self.records, self.what = records, what
         self.count = 0
 
     def __iter__(self) -> Iterator[dict]:
         for rec in self.records:
             self.count += 1
             if self.count % 100_000 == 0:
-                print(f"  {self.count:,} diff records read", file=sys.stderr)
+                print(f"  {self.count:,} {self.what} read", file=sys.stderr)
             yield rec

@@ -21,7 +21,7 @@ from streaming.cli.usage import (
 
 
 def run(args: argparse.Namespace) -> int:
-    config = pipeline_config(args.strategies)
+    config = pipeline_config(args.strategies, args.timing)
     max_events = check_batch_size(args.max_events_per_batch) or DEFAULT_BATCH
     master, spark_conf = spark_settings(args.master, args.spark_conf)
     options = client_options(args.kafka_option, args.bootstrap)
@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
 
     spark = build_spark(app_name="rebalance-serve", master=master, extra_conf=spark_conf)
     print(f"serving {topics.events} -> {topics.diffs}, {topics.dead_letter} on {args.bootstrap} "
-          f"(checkpoint {args.checkpoint}{', once' if args.once else ''})", file=sys.stderr, flush=True)
+          f"(checkpoint {args.checkpoint}{', once' if args.once else ''}; timing {config.timing.text()})",
+          file=sys.stderr, flush=True)
     print(resume, file=sys.stderr, flush=True)
     events = serve_events(spark, args.bootstrap, config, checkpoint=args.checkpoint, topics=topics,
                           once=args.once, max_events_per_batch=max_events, kafka_options=options)

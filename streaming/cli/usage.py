@@ -27,25 +27,29 @@ class CommandFailure(Exception):
     one line, exit code 1."""
 
 
-def kafka_failure(bootstrap: str, exc: BaseException) -> CommandFailure:
-    """A Kafka client error as one line with what to check."""
+def kafka_failure(bootstrap: str, exc: BaseException, waited: float | None = None) -> CommandFailure:
+    """A Kafka client error as one line with what to check; `waited`: the seconds a `--connect-timeout` let
+    the client wait for the broker's first answer."""
     from kafka.errors import KafkaConnectionError, KafkaTimeoutError
 
     detail = str(exc) or type(exc).__name__
+    if waited is not None and isinstance(exc, KafkaTimeoutError):
+        detail = f"no answer within {waited:g} s; --connect-timeout waits longer"
     if isinstance(exc, (KafkaConnectionError, KafkaTimeoutError, OSError)):
-        return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check --bootstrap and that the "
-                              "broker is up")
+        return CommandFailure(f"cannot reach Kafka at {bootstrap} ({detail}); check the address (--bootstrap), that "
+                              "the broker is up and advertises a listener reachable from here, and the security "
+                              "settings (--kafka-option security.protocol=..., sasl.*, ssl.*)")
     return CommandFailure(f"Kafka at {bootstrap} failed: {type(exc).__name__}: {detail}")
 
 
-def pipeline_config(strategies: str) -> Any:
-    """`--strategies` text -> `PipelineConfig`; bad names are a usage error."""
-    from streaming.core.config import Limits, PipelineConfig, parse_strategies
+def pipeline_config(strategies: str, timing: str = "") -> Any:
+    """`--strategies` and `--timing` text -> `PipelineConfig`; bad names or values are a usage error."""
+    from streaming.core.config import Limits, PipelineConfig, parse_strategies, parse_timing
 
     try:
-        return PipelineConfig(parse_strategies(strategies), Limits())
+        return PipelineConfig(parse_strategies(strategies), Limits(), timing=parse_timing(timing))
     except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc).replace("timing: ", "--timing: ", 1)) from None
 
 
 DEFAULT_BATCH = 2_000

@@ -15,9 +15,12 @@ Inputs as the leader saw them:
   known, replica racks per partition.
 
 Moves (all counted over the partitions in `topics`, i.e. the leader's metadata):
-- the *previous owner* of a partition is the member whose `owned` lists it; when several members list
-  it, the one with the highest `owned_generation` (Kafka's rule); several at that highest generation
-  means no previous owner (Kafka's sticky assignors invalidate such claims);
+- the *previous owner* of a partition is the member the group's previous generation assigned it to, when the
+  log recorded that assignment (the caller's `previous`: eager clients report no `owned`, so their claims
+  alone would show no move); else the member whose `owned` lists it; when several members list it, the one
+  with the highest `owned_generation` (Kafka's rule); several at that highest generation means no previous
+  owner (Kafka's sticky assignors invalidate such claims). A member that left in this generation is nobody's
+  previous owner (its partitions are not moves, as in the diff records);
 - `observed_moves` / `expected_moves`: partitions with a previous owner that the observed / expected
   assignment does not give to that owner (they go to another member, or to nobody — a cooperative
   first round withholds them);
@@ -44,12 +47,15 @@ def conformance_record(
     event: Mapping[str, Any],
     topics: Mapping[str, int],
     partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    previous: Mapping[str, Mapping[str, Sequence[int]]] | None = None,
 ) -> dict[str, Any] | None:
     """The conformance record of one validated `generation` event, or None when there is nothing to
     compare (no members, or no member carries `assigned`).
 
     `topics` is the group's metadata (topic -> partition count) when the rebalance happened;
-    `partition_racks` the replica racks per partition where known (rack-aware assignment, KIP-881).
+    `partition_racks` the replica racks per partition where known (rack-aware assignment, KIP-881);
+    `previous` the group's last recorded assignment (member -> topic -> partitions; None: the log has none),
+    which the moves count against instead of the members' reported `owned`.
     `conforms` is None, with a `reason`, when the protocol is not one of the library's strategies, when
     only some members carry `assigned`, or when the recorded inputs are not a valid assignor input. When
     Kafka's assignor throws on these inputs (`KafkaAssignorError`) the group cannot have run it: `conforms`
@@ -79,7 +85,7 @@ def conformance_record(
         # Java's leader would have thrown: no assignment, so a group that completed the generation did not
         # run Kafka's assignor.
         observed = {mid: _pairs(m["assigned"]) for mid, m in members.items()}
-        moved = _Moves(topics, inputs)
+        moved = _Moves(topics, inputs, previous)
         record.update(conforms=False, error=error, observed_moves=moved.moves(observed),
                       min_moves=moved.min_moves(observed))
     else:
@@ -90,7 +96,7 @@ def conformance_record(
                   "expected_only": _by_topic(expected[mid] - observed[mid])}
             for mid in members if observed[mid] != expected[mid]
         }
-        moved = _Moves(topics, inputs)
+        moved = _Moves(topics, inputs, previous)
         record.update(
             conforms=not differences,
             differences=differences,
@@ -141,7 +147,8 @@ def _by_topic(pairs: Pairs) -> dict[str, list[int]]:
 class _Moves:
     """Previous owners over the metadata's partitions (see the module docstring) and moves against them."""
 
-    def __init__(self, topics: Mapping[str, int], members: Mapping[str, Member]) -> None:
+    def __init__(self, topics: Mapping[str, int], members: Mapping[str, Member],
+                 previous: Mapping[str, Mapping[str, Sequence[int]]] | None) -> None:
         self.member_ids = list(members)
         self.index = {mid: i for i, mid in enumerate(self.member_ids)}
         names = [t for t, n in topics.items() if n > 0]
@@ -150,11 +157,28 @@ class _Moves:
         self.start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.partition_topic = np.repeat(np.arange(len(names)), sizes)
         self.subscribed = np.zeros((len(members), len(names)), dtype=bool)
-        best: dict[int, tuple[int, int | None]] = {}  # partition -> (generation, owner; None = conflicting)
+        self.prev = np.full(int(self.start[-1]), -1, dtype=np.int64)
         for i, m in enumerate(members.values()):
             for t in m.topics:
                 if t in self.topic_index:
                     self.subscribed[i, self.topic_index[t]] = True
+        if previous is None:
+            self._owners_by_claims(members)
+            return
+        for mid, per_topic in previous.items():
+            i = self.index.get(mid)  # a member that left in this generation owns nothing in it
+            if i is None:
+                continue
+            for topic, parts in per_topic.items():
+                for p in parts:
+                    g = self.gid((topic, p))
+                    if g is not None:
+                        self.prev[g] = i
+
+    def _owners_by_claims(self, members: Mapping[str, Member]) -> None:
+        """Previous owners from the members' `owned` claims, the highest `owned_generation` winning."""
+        best: dict[int, tuple[int, int | None]] = {}  # partition -> (generation, owner; None = conflicting)
+        for i, m in enumerate(members.values()):
             for tp in m.owned:
                 g = self.gid(tp)
                 if g is None:
@@ -164,7 +188,6 @@ class _Moves:
                     best[g] = (m.generation, i)
                 elif m.generation == seen[0] and seen[1] != i:
                     best[g] = (m.generation, None)
-        self.prev = np.full(int(self.start[-1]), -1, dtype=np.int64)
         for g, (_, owner) in best.items():
             if owner is not None:
                 self.prev[g] = owner

@@ -65,8 +65,9 @@ def _text(obj: Any) -> bytes:
     record of ~520 bytes (the encoder was ≈ 13 % of a range + roundrobin replay's instructions). What it
     refuses (integers past 64 bits, keys that are not strings, lone surrogates, ...) goes to the standard
     encoder, which writes or raises as before. Floats are the one type the two write differently (`1e-07`
-    against `1e-7`, the same double either way); only the load fields of a group with traffic carry them
-    (docs/events-and-diffs.md §2), and which encoder writes a record depends on the record alone."""
+    against `1e-7`, the same double either way); the load fields of a group with traffic carry them
+    (docs/events-and-diffs.md §2), and which encoder writes a record depends on the record alone; `stopped_ms`'s
+    half milliseconds both spell alike (`2.5`; both tested), and `lag_added` is a load field's kind of number."""
     try:
         return _ORJSON_DUMPS(obj)
     except TypeError:
@@ -455,8 +456,9 @@ def diff_records(head: dict[str, Any], changes: Changes, metrics: dict[str, Any]
     parts: list[list[bytes]] = [[]]
     used = 0
     for (member, sides), entry in zip(changes.items(), entries, strict=True):
-        for piece in [entry] if len(entry) < budget else _member_pieces(member, sides, budget):
-            if used + len(piece) + 1 > budget and parts[-1]:
+        for k, piece in enumerate([entry] if len(entry) < budget else _member_pieces(member, sides, budget)):
+            # a member's next piece opens a part: two pieces of one member in a part would repeat its key
+            if (k or used + len(piece) + 1 > budget) and parts[-1]:
                 parts.append([])
                 used = 0
             parts[-1].append(piece)
@@ -466,8 +468,8 @@ def diff_records(head: dict[str, Any], changes: Changes, metrics: dict[str, Any]
 
 
 def _member_pieces(member: str, sides: dict[str, dict[str, list[int]]], budget: int) -> list[bytes]:
-    """A member's entry cut into serialised entries of at most `budget` bytes each (consecutive pieces
-    never fit together, so no part holds the same member twice)."""
+    """A member's entry cut into serialised entries of at most `budget` bytes each (`diff_records` gives each
+    piece after the first a part of its own, so no part holds the same member twice)."""
     shell = len(dumps(member)) + len(_EMPTY_ENTRY) + 2
     pieces: list[bytes] = []
     piece: dict[str, dict[str, list[int]]] = {"assigned": {}, "revoked": {}}

@@ -149,6 +149,7 @@ class Generation:
     protocol: str | None
     members: tuple[GenerationMember, ...]  # the whole membership after the rebalance, record order
     ts: int | None
+    rebalance_ms: int | None = None  # how long the capture saw this classic rebalance last (docs/capture.md)
 
 
 @dataclass
@@ -479,7 +480,8 @@ class _Fields:
                 raise self.fail("members", f"more than {self.limits.max_partitions_per_group} assigned partitions")
             members.append(GenerationMember(mid, sub.topics(), sub.optional_name("rack", empty_is_none=True),
                                             instance_id, assigned, sub.weight()))
-        return Generation(group, number, protocol, tuple(members), ts)  # type: ignore[arg-type]
+        return Generation(group, number, protocol, tuple(members), ts,  # type: ignore[arg-type]
+                          self.integer("rebalance_ms", 0, (1 << 63) - 1, required=False))
 
     def partition_lists(self, key: str) -> dict[str, tuple[int, ...]] | None:
         """`{topic: [partition, ...]}` (optional): partitions are distinct integers within the topic limit."""

@@ -13,8 +13,12 @@ users rely on are in docs/events-and-diffs.md:
   and generations without a rebalance; a `replace` record tells diff readers about the new id;
 * cooperative-sticky rounds that withhold partitions are followed at once by follow-up rounds;
 * a `generation` event (a rebalance the coordinator recorded) sets the membership at once and rebalances
-  every strategy once; its recorded assignment becomes the `observed` pseudo-strategy
-  (`streaming.core.observed`); a `delete_group` event drops the group's state.
+  every strategy once (the strategy named by its `protocol` in one round: the group's next rounds are its next
+  generations); its recorded assignment becomes the `observed` pseudo-strategy (`streaming.core.observed`);
+  an emptied group's round pauses nothing; a `delete_group` event drops the group's state;
+* once a group's state holds an `observed` assignment (its log carried a `generation` event), only
+  `generation` events rebalance it: its other events update metadata and membership without a round, as a
+  captured history's metadata poll sees a topic change before the generation that the change caused.
 
 One event is applied in four steps (`apply_event`): validate it and work out the group's next shape
 (`shape`), relay the partitions and members onto it (`layout`), play each strategy's rounds (`rounds`),
@@ -46,7 +50,7 @@ from streaming.core.events import (
     Traffic,
     parse_event,
 )
-from streaming.core.layout import NewPartitions, Relayout, new_partitions
+from streaming.core.layout import NewPartitions, Relayout, new_partitions, relaid_owner
 from streaming.core.observed import OBSERVED, observed_round, relaid, skipped_generations
 from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
@@ -82,7 +86,7 @@ def step_state(
     out: list[OutputRecord] = []
     dirty = current is not None and _align_strategies(current, config.strategies)
     for rec in ordered:
-        emit = Emitter(group, rec, now_ms, limits, out)
+        emit = Emitter(group, rec, now_ms, limits, out, config.timing)
         try:
             event = parse_event(rec.value, limits, rec.size)
             if not group:
@@ -118,13 +122,23 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         return _with_traffic(old, ev)  # no round: the rates count in the metrics of later rounds
     shape = next_shape(old, ev, config.limits)  # 1. validate; the group's next shape
     parts = new_partitions(old, shape)
-    rebalance = shape.membership_changed or shape.subscribed_metadata_changed()
-    if not (rebalance or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
+    changed = shape.membership_changed or shape.subscribed_metadata_changed()
+    if not (changed or shape.replaced or shape.metadata_changed or len(shape.topics) != len(old.topics)):
         return None
+    # what the real group did (only `generation` events change it); once there, the group's log is a captured
+    # history, which rebalances at its recorded generations only
+    observed = old.strategies.get(OBSERVED)
+    recorded = ev if isinstance(ev, Generation) else None
+    rebalance = changed and (recorded is not None or observed is None)
+    # the latest classic rebalance duration the capture recorded; a `generation` event's own counts for its rounds
+    recorded_ms = old.rebalance_ms if recorded is None or recorded.rebalance_ms is None else recorded.rebalance_ms
+    emit.rebalance_ms = config.timing.classic_ms(recorded_ms)
     lay = Relayout(old, shape, parts)  # 2. the layout change
-    cause = _cause(ev, shape, emit.rec.source, old.strategies.get(OBSERVED))
+    cause = _cause(ev, shape, emit.rec.source, observed)
     event_ts = ev.ts if ev.ts is not None else emit.rec.timestamp_ms
-    rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts)
+    rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts,
+                            own_strategy=recorded.protocol if recorded is not None else None,
+                            emptied=recorded is not None and not recorded.members)
     traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
     load = group_load(traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members, old.load) if traffic \
         else None
@@ -132,10 +146,9 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
     rounds.close()
-    observed = old.strategies.get(OBSERVED)  # what the real group did: only `generation` events change it
-    if isinstance(ev, Generation):
-        strategies[OBSERVED] = observed_round(observed, ev, shape, lay, config, emit, cause, event_ts, load)
-        _conformance(shape, parts, emit, event_ts)
+    if recorded is not None:
+        strategies[OBSERVED] = observed_round(observed, recorded, shape, lay, config, emit, cause, event_ts, load)
+        _conformance(shape, parts, lay, observed, emit, event_ts)
     elif observed is not None:
         strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
     departed, held = _departed(old, shape, lay, config.limits)  # 4. remember who left
@@ -150,6 +163,7 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         departed_partitions=held,
         traffic=traffic,
         load=load,
+        rebalance_ms=recorded_ms,
     )
 
 
@@ -170,7 +184,7 @@ def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
     traffic = dict(old.traffic)
     traffic[ev.topic] = ev.traffic
     return GroupState(old.topics, old.sizes, old.rack_names, old.rack_bits, old.members, old.strategies, old.departed,
-                      old.departed_partitions, traffic)
+                      old.departed_partitions, traffic, rebalance_ms=old.rebalance_ms)
 
 
 def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: list[int]) -> dict[str, TopicTraffic]:
@@ -183,10 +197,12 @@ def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: li
     return {t: v for t, v in traffic.items() if t not in gone}
 
 
-def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_ts: int | None) -> None:
+def _conformance(shape: GroupShape, parts: NewPartitions, lay: Relayout, observed: StrategyState | None,
+                 emit: Emitter, event_ts: int | None) -> None:
     """The conformance record of a `generation` event: what Kafka's assignor computes from the recorded
     inputs against what the group got. It reads the event's own JSON, which keeps every member's `owned`
-    and `owned_generation` (the parsed event keeps only what the state machine needs)."""
+    and `owned_generation` (the parsed event keeps only what the state machine needs). Moves count against
+    the group's last recorded assignment (`observed`, carried onto this event's layout) when there is one."""
     sizes = parts.sizes.tolist()
     topics = {t: n for t, n in zip(shape.topics, sizes, strict=True) if n > 0}
     racks = None
@@ -196,13 +212,27 @@ def _conformance(shape: GroupShape, parts: NewPartitions, emit: Emitter, event_t
             if n > 0:
                 racks[t] = [[r for i, r in enumerate(names) if b >> i & 1] for b in bits[start:start + n]]
             start += n
-    record = conformance_record(json.loads(emit.rec.value), topics, racks)  # type: ignore[arg-type]
+    previous = None if observed is None else _held_by(relaid_owner(observed.owner, lay), lay, shape)
+    record = conformance_record(json.loads(emit.rec.value), topics, racks, previous)  # type: ignore[arg-type]
     if record is not None:
         if record.get("ts") is None:
             record["ts"] = event_ts
         if record.get("source") is None:
             record["source"] = emit.rec.source
         emit.conformance(record)
+
+
+def _held_by(owner: np.ndarray, lay: Relayout, shape: GroupShape) -> dict[str, dict[str, list[int]]]:
+    """Each member's partitions under `owner` (this event's layout) as member id -> topic -> partitions."""
+    held: dict[str, dict[str, list[int]]] = {}
+    who: list[int] = owner.tolist()
+    starts: list[int] = lay.starts.tolist()
+    for t, topic in enumerate(shape.topics):
+        for p in range(starts[t + 1] - starts[t]):
+            i = who[starts[t] + p]
+            if i >= 0:
+                held.setdefault(lay.member_ids[i], {}).setdefault(topic, []).append(p)
+    return held
 
 
 _KINDS: Final[dict[type, str]] = {Join: "join", Leave: "leave", Subscribe: "subscribe", Partitions: "partitions",

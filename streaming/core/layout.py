@@ -88,12 +88,30 @@ def relaid_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     return out if lay.same_partitions else move(out, lay.old_to_new, lay.num_partitions, -1, lay.partitions_gone)
 
 
+def relaid_generations(member_generation: np.ndarray, lay: Relayout) -> np.ndarray:
+    """Old members' generations (int32 per member) in the new member order; a member new to the group has none
+    (-1). Always a new array: a state's arrays are its own."""
+    if lay.same_members and len(lay.member_ids) == member_generation.size:
+        return member_generation.copy()
+    gens = np.full(len(lay.member_ids), -1, dtype=np.int32)
+    kept = lay.remap >= 0
+    gens[lay.remap[kept]] = member_generation[kept]
+    return gens
+
+
 def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
     """Old owners on the union layout (leavers and deleted partitions kept, for a diff to name them); an event
     that keeps the old partitions (a leave) keeps their ids too."""
     out = lay.to_union_or_nobody.take(owner)
     return out if lay.union_keeps_old_ids else move(out, lay.old_to_union, lay.union_num_partitions, -1,  # type: ignore[arg-type]
                                                     False)
+
+
+def union_values(values: np.ndarray, lay: Relayout) -> np.ndarray:
+    """A per-partition array of the new layout on the union layout (a leaver keeps its partitions' values; a
+    deleted topic's partitions get 0)."""
+    return values if lay.union_is_new else move(values, lay.new_to_union, lay.union_num_partitions, 0,  # type: ignore[arg-type]
+                                                False)
 
 
 class NewPartitions:

@@ -19,12 +19,18 @@ them is labelled `other`.
 
 A record that does not decode — not UTF-8 JSON, not an object, a field missing or of the wrong type —
 changes nothing but `decode_errors`; `add` returns the reason for the caller to log.
+
+Load in msgs/s (contract §7): a record of a group with traffic carries `rate_total`, `rate_min` and
+`rate_max`, kept as gauges of the last round (unset again by a round without them: the group's members no
+longer subscribe to a topic with traffic); `keys_moved` ({topic: share}, in the rounds caused by a
+partition-count change of a topic with keyed traffic) is kept per group and topic, the last one met.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +46,7 @@ OTHER_PROTOCOL = "other"
 KNOWN_STRATEGIES = frozenset((*STRATEGIES, OBSERVED))
 
 _COUNTS = ("members", "partitions", "unassigned", "paused", "load_min", "load_max", "moves")
+_RATES = ("rate_total", "rate_min", "rate_max")  # msgs/s, contract §7
 
 
 @dataclass
@@ -54,6 +61,8 @@ class StrategySeries:
     unconverged_rounds: int = 0
     skipped_generations: int = 0
     assignor_errors: int = 0  # rounds in which Kafka's assignor throws (the record carries `error`)
+    stopped_ms: float = 0.0  # sum of `stopped_ms` (partition-ms; ints and halves, so the sum is exact)
+    lag_added: float = 0.0  # sum of `lag_added` (messages; records of groups with traffic carry it)
     # gauges; None until a record set them (never set for OTHER)
     generation: int | None = None
     members: int | None = None
@@ -62,6 +71,14 @@ class StrategySeries:
     load_imbalance: int | None = None
     last_paused: int | None = None
     last_round_ts: float | None = None  # seconds: event_ts, else emitted_ts
+    rate_total: float | None = None  # msgs/s of the last round; None: the group had no traffic then
+    rate_min: float | None = None
+    rate_max: float | None = None
+
+    @property
+    def stopped_seconds(self) -> float:
+        """Partition-seconds of consumption stopped (docs/cost.md)."""
+        return self.stopped_ms / 1000
 
 
 @dataclass
@@ -101,6 +118,7 @@ class MetricState:
         self.tracked: set[str] = set()
         self.strategies: dict[tuple[str, str], StrategySeries] = {}
         self.conformance: dict[tuple[str, str], ConformanceSeries] = {}
+        self.keys_moved: dict[tuple[str, str], float] = {}  # (group, topic) -> share of the last growth
         self.health = Health()
         self.version = 0  # counts records folded (and rejected): a cache of the exposition keys on it
 
@@ -110,6 +128,7 @@ class MetricState:
         out.tracked = set(self.tracked)
         out.strategies = {k: copy.copy(v) for k, v in self.strategies.items()}
         out.conformance = {k: copy.copy(v) for k, v in self.conformance.items()}
+        out.keys_moved = dict(self.keys_moved)
         out.health = copy.deepcopy(self.health)
         return out
 
@@ -157,10 +176,14 @@ class MetricState:
         generation = _int(r, "generation")
         n = {name: _int(r, name) for name in _COUNTS}
         min_moves = _int(r, "min_moves", nullable=True)
+        rates = {name: _rate(r, name) for name in _RATES}
+        keys_moved = _keys_moved(r)
         event_ts = _int(r, "event_ts", nullable=True)
         emitted_ts = _int(r, "emitted_ts", nullable=True)
         skipped = _int(r, "skipped_generations", nullable=True) or 0
         part = _int(r, "part", nullable=True)
+        stopped = float(_optional_number(r, "stopped_ms") or 0)  # absent from records written before the cost model
+        lag = float(_optional_number(r, "lag_added") or 0)
         unconverged = r.get("unconverged", False)
         if not isinstance(unconverged, bool):
             raise DecodeError("unconverged: expected true/false")
@@ -180,9 +203,14 @@ class MetricState:
                     s.moves_beyond_min += n["moves"] - min_moves
                 s.paused += n["paused"]
                 s.skipped_generations += skipped
+                s.stopped_ms += stopped
+                s.lag_added += lag
             if group == OTHER:
                 return
             s.generation, s.members, s.partitions = generation, n["members"], n["partitions"]
+            s.rate_total, s.rate_min, s.rate_max = rates["rate_total"], rates["rate_min"], rates["rate_max"]
+            for topic, share in keys_moved.items():
+                self.keys_moved[(group, topic)] = share
             s.unassigned, s.load_imbalance = n["unassigned"], n["load_max"] - n["load_min"]
             if phase != "replace":
                 s.last_paused = n["paused"]
@@ -233,10 +261,42 @@ def _str(r: dict[str, Any], name: str) -> str:
     return v
 
 
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _rate(r: dict[str, Any], name: str) -> float | None:
+    v = r.get(name)
+    if v is None:
+        return None
+    if not _number(v) or v < 0:
+        raise DecodeError(f"{name}: expected a number >= 0 (msgs/s)")
+    return float(v)
+
+
+def _keys_moved(r: dict[str, Any]) -> dict[str, float]:
+    v = r.get("keys_moved")
+    if v is None:
+        return {}
+    if not isinstance(v, dict) or not all(isinstance(t, str) and _number(x) and 0 <= x <= 1 for t, x in v.items()):
+        raise DecodeError("keys_moved: expected {topic: share in [0, 1]}")
+    return {t: float(x) for t, x in v.items()}
+
+
 def _int(r: dict[str, Any], name: str, *, nullable: bool = False) -> Any:
     v = r.get(name)
     if v is None and nullable:
         return None
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise DecodeError(f"{name}: expected an integer >= 0" + (" or null" if nullable else ""))
+    return v
+
+
+def _optional_number(r: dict[str, Any], name: str) -> float | int | None:
+    """An optional finite number >= 0 (None: absent or null)."""
+    v = r.get(name)
+    if v is None:
+        return None
+    if not _number(v) or v < 0:
+        raise DecodeError(f"{name}: expected a number >= 0 or null")
     return v

@@ -3,10 +3,11 @@ recorded by `generation` events, diffed like any strategy's rounds so the report
 
 It keeps a `StrategyState` under the name `observed` whose `generation` is the last recorded generation
 number (so a gap is seen), whose owners follow every layout change like the other strategies', and which
-only a `generation` event changes. One diff record per `generation` event whose members carry `assigned`:
-`generation` is the recorded one, `paused` follows the recorded `protocol` (eager protocols pause
-everything held before; `cooperative-sticky` and the KIP-848 assignors only what they revoke), and
-`skipped_generations` says how many generations never completed since the previous record.
+only a `generation` event changes. One diff record per `generation` event whose members carry `assigned`, and
+per emptied group (no members: everything held is revoked): `generation` is the recorded one, `paused` follows
+the recorded `protocol` (eager protocols pause everything held before; `cooperative-sticky` and the KIP-848
+assignors only what they revoke; an emptied group nothing, as its members stopped), and `skipped_generations`
+says how many generations never completed since the previous record.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ import numpy as np
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
-from streaming.core.layout import Relayout, move, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState
-from streaming.core.traffic import GroupLoad
+from streaming.core.traffic import GroupLoad, paused_rates
 
 OBSERVED = "observed"
 
@@ -37,23 +38,20 @@ def skipped_generations(st: StrategyState | None, ev: Generation) -> int:
 
 def relaid(st: StrategyState, lay: Relayout) -> tuple[np.ndarray, np.ndarray]:
     """The observed owners and member generations carried onto the new layout (nothing reassigned)."""
-    owner = relaid_owner(st.owner, lay)
-    gens = np.full(len(lay.member_ids), -1, dtype=np.int32)
-    kept = lay.remap >= 0
-    gens[lay.remap[kept]] = st.member_generation[kept]
-    return owner, gens
+    return relaid_owner(st.owner, lay), relaid_generations(st.member_generation, lay)
 
 
 def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, lay: Relayout,
                    config: PipelineConfig, emit: Emitter, cause: dict[str, Any], event_ts: int | None,
                    load: GroupLoad | None = None) -> StrategyState:
-    """The observed state after a `generation` event, emitting its diff record when members carry `assigned`;
-    `load`: the event's msgs/s per partition (None: no subscribed topic has traffic)."""
+    """The observed state after a `generation` event, emitting its diff record when members carry `assigned` or
+    there are none (an emptied group); `load`: the event's msgs/s per partition (None: no subscribed topic has
+    traffic)."""
     if st is None:
         st = StrategyState(0, np.full(lay.old_to_new.size, -1, np.int32), np.full(lay.remap.size, -1, np.int32))
     prev_new, gens = relaid(st, lay)
     recorded = {m.id: m.assigned for m in ev.members}
-    if all(a is None for a in recorded.values()):
+    if recorded and all(a is None for a in recorded.values()):
         return StrategyState(ev.generation, prev_new, gens)
     new_owner = np.full(lay.num_partitions, -1, dtype=np.int32)
     outside = 0  # recorded partitions the group has no metadata for (unknown topic, beyond the count)
@@ -73,16 +71,19 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
     incremental = ev.protocol in COOPERATIVE | INCREMENTAL
     metrics: dict[str, Any] = build_metrics(
         prev_new, new_owner, lay.partition_topic, lay.subscribed, assigned=assigned, revoked=revoked,
-        paused=revoked if incremental else int((prev_union >= 0).sum()),
+        paused=0 if not recorded else revoked if incremental else int((prev_union >= 0).sum()),
         optimality=config.optimality and not foreign)  # min_moves assumes subscribed owners only
     skipped = skipped_generations(st, ev)
     if skipped:
         metrics["skipped_generations"] = skipped
     if outside:
         metrics["unknown_partitions"] = outside
+    rates: list[float] | None = None
     if load is not None:
         metrics.update(load.fields(new_owner, len(lay.member_ids)))
+        rates = [] if not recorded else paused_rates(union_values(load.rates, lay), prev_union,
+                                                     new_union if incremental else None)
     head = {"group": emit.group, "strategy": OBSERVED, "generation": ev.generation,
             "phase": "revoke" if incremental else "eager", "protocol": ev.protocol, "cause": cause}
-    emit.diff(head, changes, metrics, event_ts)
+    emit.diff(head, changes, metrics, event_ts, rates)
     return StrategyState(ev.generation, new_owner, np.full(len(lay.member_ids), ev.generation, dtype=np.int32))

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from streaming.core.config import Limits
+from streaming.core.config import Limits, Timing
+from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
 from streaming.core.diffs import dead_letter_record, diff_records, dumps
 
 DIFF: Final = "diff"  # Final: compiled, written in where used, where a module global is a dict lookup at every read
@@ -51,12 +52,21 @@ class OutputRecord(NamedTuple):
 _NEW_TUPLE: Final = tuple.__new__  # compiled, a C static, where `tuple.__new__` looks up a builtin, then its attribute
 
 
-class Emitter:
-    """Collects one source record's outputs, numbered in emission order so they sort after the record."""
+_DEFAULT_TIMING: Final = Timing()
 
-    def __init__(self, group: str, rec: SourceRecord, now_ms: int, limits: Limits, out: list[OutputRecord]):
+
+class Emitter:
+    """Collects one source record's outputs, numbered in emission order so they sort after the record.
+
+    `rebalance_ms`: how long a classic round of this record's event stops a paused partition (the group's
+    recorded duration under `--timing rebalance_ms=observed`, which the state machine sets per event)."""
+
+    def __init__(self, group: str, rec: SourceRecord, now_ms: int, limits: Limits, out: list[OutputRecord],
+                 timing: Timing = _DEFAULT_TIMING):
         self.group, self.rec, self.now_ms, self.limits, self.out = group, rec, now_ms, limits, out
         self.start = len(out)
+        self.heartbeat_ms = timing.heartbeat_ms
+        self.rebalance_ms = timing.rebalance_ms
 
     def _add(self, kind: str, value: bytes) -> None:
         source, line = self.rec.order
@@ -77,6 +87,15 @@ class Emitter:
     def conformance(self, record: dict[str, Any]) -> None:
         self._add(CONFORMANCE, dumps(record))
 
-    def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None) -> None:
+    def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None,
+             paused_rates: list[float] | None = None) -> None:
+        """The round's records, `metrics` ending with its `stopped_ms` and, for a group with traffic
+        (`paused_rates`: msgs/s of each partition the round pauses), its `lag_added` (docs/cost.md): by the
+        strategy's protocol, or for `observed` by the recorded `protocol` (only its records carry one)."""
+        protocol = head["protocol"] if "protocol" in head else head["strategy"]
+        metrics["stopped_ms"] = stopped_ms(protocol, metrics["paused"], self.rebalance_ms, self.heartbeat_ms)
+        if paused_rates is not None:
+            metrics["lag_added"] = lag_added(paused_rates,
+                                             partition_stop_ms(protocol, self.rebalance_ms, self.heartbeat_ms))
         for value in diff_records(head, changes, metrics, event_ts, self.now_ms, self.limits.max_record_bytes):
             self._add(DIFF, value)

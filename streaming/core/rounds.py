@@ -4,7 +4,8 @@ Eager strategies run one round in which every member gives up everything it held
 revoke round and, when it withheld partitions that a member brought in, follow-up rounds until the group
 settles; the KIP-848 broker-side strategies run one round and revoke only the partitions that move. Each
 round calls the assignor with every member's owned partitions (in Kafka's sorted order) and generation, and
-emits one diff record per round.
+emits one diff record per round. At a recorded generation the group's own strategy plays its first round only
+(its log records the rounds that follow as generations), and an emptied group's round pauses nothing.
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ import numpy as np
 from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
+from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
-from streaming.core.layout import Relayout, move, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
-from streaming.core.traffic import GroupLoad
+from streaming.core.traffic import GroupLoad, paused_rates
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
-INCREMENTAL = frozenset({"uniform", "server-range"})  # KIP-848: one round; the coordinator revokes only movers
+INCREMENTAL = CONSUMER_PROTOCOL  # KIP-848: one round; the coordinator revokes only movers
 _NO_CLAIM = np.zeros(0, dtype=np.int64)
 _NO_CLAIM.flags.writeable = False
 _UNCLAIMED: dict[int, np.ndarray] = {}  # member count -> read-only generations of nobody (-1), one array per count
@@ -39,15 +41,21 @@ class _Round:
     head: dict[str, Any]
     changes: dict
     metrics: dict[str, Any]
+    paused_rates: list[float] | None  # msgs/s of each partition it pauses (None: the group has no traffic)
 
 
 class StrategyRounds:
     """What every strategy's rounds for one event share; `run` plays one strategy's rounds."""
 
     def __init__(self, old: GroupState, shape: GroupShape, lay: Relayout, config: PipelineConfig, emit: Emitter,
-                 cause: dict[str, Any], event_ts: int | None) -> None:
+                 cause: dict[str, Any], event_ts: int | None, own_strategy: str | None = None,
+                 emptied: bool = False) -> None:
         self.old, self.shape, self.lay, self.config, self.emit = old, shape, lay, config, emit
         self.cause, self.event_ts = cause, event_ts
+        # a recorded generation's protocol: that strategy plays one round, as the group's next rounds (follow-ups,
+        # rejoins) are generations of their own in its log
+        self.own_strategy = own_strategy
+        self.emptied = emptied  # a recorded emptied group: its members stopped, nobody waits for the round
         self._spec: GroupSpec | None = None  # one per event: what the assignors derive from it is kept
         self._topics: list[int] | None = None  # `_partition_topics`, made on first use
         self._by_member_key: bytes = b""  # the last `_by_member` call's owners and its answer (None: none yet)
@@ -72,7 +80,7 @@ class StrategyRounds:
         if self.shape.replaced is not None:
             self._replace_record(name, st.generation, prev_union, prev_new)
         if not rebalance:
-            return StrategyState(st.generation, prev_new, st.member_generation.copy())
+            return StrategyState(st.generation, prev_new, relaid_generations(st.member_generation, lay))
         rounds: list[_Round] = []
         generation = st.generation
         owner = prev_new
@@ -90,7 +98,7 @@ class StrategyRounds:
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
-                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
                 if owner_gen is None:
                     member_generation = np.array((claims or self._claims(name, st, owner, owner_gen, rejoin))[1])
                 else:
@@ -118,7 +126,10 @@ class StrategyRounds:
                                                                 lay.sizes)
                 counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
-            if first and name not in COOPERATIVE and name not in INCREMENTAL:
+            eager = first and name not in COOPERATIVE and name not in INCREMENTAL
+            if self.emptied:
+                paused = 0
+            elif eager:
                 paused = int(np.count_nonzero(prev_union >= 0))
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
@@ -128,7 +139,11 @@ class StrategyRounds:
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
-            rounds.append(_Round(head, changes, metrics))
+            rounds.append(_Round(head, changes, metrics, self._paused_rates(first, eager, owner, new_owner,
+                                                                            prev_union)))
+            if name == self.own_strategy:
+                owner, owner_gen = new_owner, generation
+                break
             rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(new_owner, counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
@@ -149,7 +164,7 @@ class StrategyRounds:
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
-            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
     def close(self) -> None:
@@ -157,6 +172,24 @@ class StrategyRounds:
         refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
         if self._spec is not None:
             self._spec.round_results.clear()
+
+    def _paused_rates(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray,
+                      prev_union: np.ndarray) -> list[float] | None:
+        """msgs/s of each partition a round pauses, for its `lag_added` (None: the group has no traffic): a first
+        round's on the union layout (a leaver's partitions too), a follow-up's on the new one; none when the
+        group emptied."""
+        if self.load is None:
+            return None
+        if self.emptied:
+            return []
+        if not first:
+            return paused_rates(self.load.rates, owner, new_owner)
+        lay = self.lay
+        rates = union_values(self.load.rates, lay)
+        if eager:
+            return paused_rates(rates, prev_union, None)
+        new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
+        return paused_rates(rates, prev_union, new_union)
 
     def _add_load(self, metrics: dict[str, Any], owner: np.ndarray) -> None:
         """A record's load fields (docs/events-and-diffs.md), after its other metrics, for a group with traffic."""
@@ -202,7 +235,7 @@ class StrategyRounds:
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": _phase(name, first),
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
-        return _Round(head, {}, metrics)
+        return _Round(head, {}, metrics, None if self.load is None else [])
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
                 rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], list[int]]:
@@ -223,6 +256,7 @@ class StrategyRounds:
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
+        claims: list[Any]  # arrays on a big round, lists on a small one
         if name in COOPERATIVE and not self._listed:
             self._claims_key = None
             claims = _split(self._subscribed_owners(owner), lay)
@@ -391,7 +425,7 @@ class StrategyRounds:
         self._add_load(metrics, prev_new)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
-        self.emit.diff(head, changes, metrics, self.event_ts)
+        self.emit.diff(head, changes, metrics, self.event_ts, None if self.load is None else [])
 
 
 def _unclaimed(num_members: int) -> np.ndarray:

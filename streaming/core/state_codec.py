@@ -99,12 +99,16 @@ class GroupState:
     # the load of the event that made this state (None: none; not encoded): the next event reuses it when the
     # traffic, the partition counts and the subscribed topics are the same (`traffic.group_load`)
     load: GroupLoad | None = field(compare=False, repr=False)
+    # how long the capture saw the group's latest classic rebalance last (a `generation` event's `rebalance_ms`;
+    # None: none seen), for `--timing rebalance_ms=observed` (docs/cost.md)
+    rebalance_ms: int | None
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
                  departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
-                 traffic: dict[str, TopicTraffic] | None = None, load: GroupLoad | None = None) -> None:
+                 traffic: dict[str, TopicTraffic] | None = None, load: GroupLoad | None = None,
+                 rebalance_ms: int | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -115,6 +119,7 @@ class GroupState:
         self.departed_partitions = departed_partitions
         self.traffic = {} if traffic is None else traffic
         self.load = load
+        self.rebalance_ms = rebalance_ms
 
     @property
     def num_partitions(self) -> int:
@@ -220,7 +225,7 @@ def encode(state: GroupState) -> bytes:
     for d in state.departed.values():
         for keys in d.owned.values():
             w.add(keys, "<i8")
-    header = {
+    header: dict[str, object] = {
         "topics": state.topics,
         "names": list(names)[len(state.topics):],
         "racks": state.rack_names if state.rack_bits is not None else None,
@@ -233,6 +238,8 @@ def encode(state: GroupState) -> bytes:
     }
     if state.traffic:  # a later key: blobs of groups without traffic keep their bytes, older blobs decode as before
         header["traffic"] = [[topic, *t.wire()] for topic, t in state.traffic.items()]
+    if state.rebalance_ms is not None:  # a later key: other blobs keep their bytes, older blobs decode as before
+        header["rebalance_ms"] = state.rebalance_ms
     # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
     # at a fraction of the cost; a float (a weight, a rate) it may spell otherwise ("1e-5" for "1e-05"), so floats keep
     # json (both spell a double so that it reads back as the same double)
@@ -281,4 +288,5 @@ def decode(blob: bytes) -> GroupState:
         strategies=strategies,
         departed=departed,
         traffic={entry[0]: traffic_from_wire(entry[1:]) for entry in header.get("traffic", ())},
+        rebalance_ms=header.get("rebalance_ms"),
     )

@@ -103,6 +103,13 @@ def member_rates(owner: np.ndarray, rates: np.ndarray, num_members: int) -> list
     return [math.fsum(values[a:b]) for a, b in pairwise(bounds)]
 
 
+def paused_rates(rates: np.ndarray, before: np.ndarray, after: np.ndarray | None) -> list[float]:
+    """msgs/s of each partition a round pauses (`lag_added`, docs/cost.md): every one held `before` it (`after`
+    None: an eager first round), else the ones it revokes; `rates` on the same layout as the owner arrays."""
+    held = before >= 0
+    return rates[held if after is None else held & (before != after)].tolist()
+
+
 class GroupLoad:
     """One event's load: msgs/s per partition of the group's new layout (global ids: topics in the group's order,
     deleted ones without partitions), their fsum over the subscribed topics, and `keys_moved` when the event grows

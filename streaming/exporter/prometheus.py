@@ -39,6 +39,10 @@ STRATEGY_COUNTERS = (
      "skipped_generations"),
     ("assignor_errors", "Rounds in which Kafka's assignor throws on the group's inputs (no assignment made)",
      "assignor_errors"),
+    ("stopped_partition_seconds", "Partition-seconds of consumption stopped by rounds (stopped_ms / 1000, "
+     "docs/cost.md)", "stopped_seconds"),
+    ("lag_added_messages", "Messages that piled up while partitions were stopped (lag_added; groups with traffic)",
+     "lag_added"),
 )
 STRATEGY_GAUGES = (
     ("generation", "Generation (rounds so far, or the recorded generation for observed) after the last round",
@@ -50,7 +54,15 @@ STRATEGY_GAUGES = (
     ("last_round_paused_partitions", "Partitions paused by the last round", "last_paused"),
     ("last_round_timestamp_seconds", "Event time of the last round (its event's ts, else when it was emitted)",
      "last_round_ts"),
+    ("rate_total_messages_per_second", "Messages per second into the partitions of the topics the group's members "
+     "subscribe to, at the last round (traffic events; only groups with traffic)", "rate_total"),
+    ("rate_max_messages_per_second", "Messages per second of the most loaded member after the last round "
+     "(the sum over the partitions it holds)", "rate_max"),
+    ("rate_min_messages_per_second", "Messages per second of the least loaded member after the last round "
+     "(0 when a member holds nothing)", "rate_min"),
 )
+KEYS_MOVED = ("keys_moved_ratio", "Share of a topic's key weight whose partition changed at its last partition-count "
+              "change: per-key ordering breaks for those keys while the group catches up")
 CONFORMANCE_COUNTERS = (
     ("conformance_checks", "Recorded generations compared with Kafka's Java assignor", "checks"),
     ("conformance_mismatches", "Recorded generations whose assignment differs from Kafka's Java assignor's",
@@ -117,6 +129,10 @@ def render_groups(state: MetricState) -> bytes:
         _header(out, f"{PREFIX}_{name}", doc, "gauge")
         out.extend(f"{PREFIX}_{name}{{{labels[key]}}} {float(v)}\n" for key, s in series
                    if key[0] != OTHER and (v := getattr(s, attr)) is not None)
+    name, doc = KEYS_MOVED
+    _header(out, f"{PREFIX}_{name}", doc, "gauge")
+    out.extend(f"{PREFIX}_{name}{{{_labels(('group', group), ('topic', topic))}}} {share}\n"
+               for (group, topic), share in sorted(state.keys_moved.items()))
     checks = sorted(state.conformance.items())
     check_labels = {key: _labels(("group", key[0]), ("protocol", key[1])) for key, _ in checks}
     for name, doc, attr in CONFORMANCE_COUNTERS:

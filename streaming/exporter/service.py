@@ -1,10 +1,11 @@
 """`rebalance exporter`: read the diff and conformance topics (read_committed, no consumer group, from the
 beginning) and serve the folded metrics over HTTP for Prometheus.
 
-Two threads: an HTTP server (`prometheus_client`'s text format) answers scrapes from the state under a
-lock, and the consumer loop folds records into it. The HTTP side never waits on the broker, so the
-exporter keeps answering while the broker is unreachable; the loop logs one warning when it loses the broker and one
-line when it is back, and kafka-python reconnects on its own (positions are kept, nothing is re-read).
+Two threads: an HTTP server (`prometheus_client`'s text format; over TLS with auth given a web config,
+`web.py`) answers scrapes from the state under a lock, and the consumer loop folds records into it. The HTTP
+side never waits on the broker, so the exporter keeps answering while the broker is unreachable; the loop
+logs one warning when it loses the broker and one line when it is back, and kafka-python reconnects on its
+own (positions are kept, nothing is re-read).
 
 Why read from the beginning on every start instead of storing a snapshot: the topics are kept forever
 (`retention.ms=-1`, streaming/kafka/topics.py), the fold is cheap (a few seconds per 100k records) and a
@@ -19,9 +20,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from kafka import TopicPartition
 from kafka.errors import KafkaError
@@ -29,6 +28,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCol
 
 from streaming.core.metrics import CONFORMANCE, DIFF, MetricState
 from streaming.exporter.prometheus import HealthCollector, render_groups
+from streaming.exporter.web import serve
+from streaming.exporter.web_config import WebConfig
 from streaming.kafka.consumer import committed_consumer
 
 log = logging.getLogger("rebalance.exporter")
@@ -48,6 +49,7 @@ class ExporterConfig:
     groups: str | None = None
     refresh_s: float = 10.0  # how often missing topics and new partitions are looked for
     lag_s: float = 5.0  # how often end offsets are asked for (lag, broker health)
+    web: WebConfig | None = None  # TLS and basic auth (`--web-config`); None: plain HTTP
 
 
 class Exporter:
@@ -70,9 +72,7 @@ class Exporter:
 
     def serve_http(self) -> int:
         """Start the metrics endpoint in a daemon thread; returns its port (`port` 0 picks a free one)."""
-        server = make_server(self.config.host, self.config.port, self._app, _Server, handler_class=_QuietHandler)
-        threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
-        return int(server.server_port)
+        return serve(self.config.host, self.config.port, self._app, self.config.web)
 
     def exposition(self) -> bytes:
         """The text Prometheus scrapes: health rendered now, per-group series rendered once per change."""
@@ -190,11 +190,3 @@ class Exporter:
             log.warning("%s[%d] offset %d: undecodable %s record skipped (%s); %d so far",
                         record.topic, record.partition, record.offset, kind, reason, n)
 
-
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a hung scrape never keeps the process alive
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # one line per scrape would drown the log
-        pass

@@ -1,1 +1,2 @@
-"""Kafka client plumbing: client options, topic creation, read_committed reading, the loader, the local broker."""
+"""Kafka client adapters: client options, topic creation, read_committed reading, retries across a broker
+restart, transactional batches, staging, the loader."""

@@ -2,7 +2,8 @@
 
 Off unless `REBALANCE_FAULT=<point>[:<batch id>]` is set; then the first process reaching that point
 writes `REBALANCE_FAULT_MARKER` (a file path) and sleeps until killed. Points: `state` (inside the
-per-group state function, mid-batch), `sink-staged` (a sink task spilled its rows to the staging topic,
+per-group state function, mid-batch), `files-written` (a `replay` task wrote its part files, the batch file
+is not made yet), `sink-staged` (a sink task spilled its rows to the staging topic,
 nothing committed yet), `sink-before-commit` (diffs produced, transaction still open), `sink-after-commit`
 (transaction committed, Spark's commit log not yet written).
 """

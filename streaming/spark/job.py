@@ -9,12 +9,9 @@ Spark); it also sorts the rows, which Spark does not deliver in order.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -34,6 +31,7 @@ from streaming.core.lines import SIZE_HEADER, true_size
 from streaming.core.records import KINDS, OutputRecord, SourceRecord
 from streaming.spark.faults import pause_point
 from streaming.spark.schemas import ORDER_COLUMNS, STATE_SCHEMA, STEP_SCHEMA
+from streaming.spark.session import deferred_sigint
 
 STATE_VERSION = 1
 SOURCES = ("kafka", "files")  # how a row's (topic, partition, offset) reads as a source position
@@ -231,7 +229,7 @@ def await_query(query: StreamingQuery, label: str, *, poll_s: float = 1.0, heart
     seen, events = "", 0
     since = beat = time.monotonic()
     down_since: float | None = None
-    with _interrupt_flag() as interrupted:
+    with deferred_sigint(second_interrupts=True) as interrupted:
         while True:
             done = query.awaitTermination(poll_s)
             for p in query.recentProgress:
@@ -272,25 +270,6 @@ def _stop_quietly(query: StreamingQuery) -> None:
     if session is not None:
         session.sparkContext.setLogLevel("OFF")
     query.stop()
-
-
-@contextlib.contextmanager
-def _interrupt_flag() -> Iterator[Callable[[], bool]]:
-    """While active, the first SIGINT only sets a flag (a second one interrupts at once)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: False
-        return
-    hits: list[int] = []
-
-    def handler(signum: int, frame: Any) -> None:
-        hits.append(signum)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield lambda: bool(hits)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def wait_started(query: StreamingQuery, timeout_s: float = 120.0) -> None:

@@ -21,6 +21,7 @@ from pyspark import TaskContext
 from pyspark.sql.datasource import DataSource, DataSourceStreamWriter, WriterCommitMessage
 
 from streaming.core.records import batch_file_name
+from streaming.spark.faults import pause_point
 from streaming.spark.schemas import SINK_SCHEMA
 
 
@@ -62,6 +63,7 @@ class FilesStreamWriter(DataSourceStreamWriter):
                 value = bytes(row.value) + b"\n"
                 lines[topic].append(((row.src, row.pos, row.seq), out.tell(), len(value)))
                 out.write(value)
+            pause_point("files-written", batch)  # crash and interrupt tests only
         finally:
             for h in handles.values():
                 h.close()

@@ -44,17 +44,16 @@ holding it) in memory. Past that it writes all its rows, in task order, to the s
 (`streaming.kafka.staging`) and ships ``(topic, partition, offset ranges, row count)`` of that attempt's
 records; the driver's commit streams each range back in chunks inside the batch's transaction, flushing
 every 16 MiB. So the driver holds the unspilled tasks' rows (under ``spillBytesPerTask`` each: 128 MiB for
-this project's 2 sink tasks) plus about one chunk, whatever the batch's output. Spilling replaces the former
-``maxBytesPerTask`` (256 MiB), which failed the batch: Spark re-runs a failed batch with the same offsets, so it
-failed forever (a crash loop), and ordinary input reaches it (2,000 invalid events of 1 MiB make 2,000 dead
-letters of 900 KB). No hard cap is left: one would bring that loop back, while staged rows are bounded only by
-the staging topic's disk. A crashed or retried attempt's staged records are never referenced, so exactly-once is
-the same as without spilling. Limits: the whole batch is still one transaction, which must commit within
-``transaction.timeout.ms`` (kafka-python's default 60 s; a scratch measurement on the local broker staged 99 MB
-of 900 KB rows in 0.2 s and committed them in 0.7-1.2 s, so 2,000 such rows take about 20 s); and noida-db 0.2.3
-ignores fetch size limits (a fetch asking for 1 MiB returned all 99 MB), so there the driver holds a staged
-range at once while reading it back; Apache Kafka returns at most ``max.partition.fetch.bytes`` (1 MiB) per
-fetch.
+this project's 2 sink tasks) plus about one chunk, whatever the batch's output. It spills instead of capping
+a task's output: a cap would fail the batch, Spark re-runs a failed batch with the same offsets, so it would
+fail forever (a crash loop), and ordinary input reaches any cap (2,000 invalid events of 1 MiB make 2,000 dead
+letters of 900 KB). Staged rows are bounded only by the staging topic's disk. A crashed or retried attempt's
+staged records are never referenced, so exactly-once is the same as without spilling. Limits: the whole batch
+is still one transaction, which must commit within ``transaction.timeout.ms`` (kafka-python's default 60 s;
+measured on the local broker, it staged 99 MB of 900 KB rows in 0.2 s and committed them in 0.7-1.2 s, so 2,000
+such rows take about 20 s); and noida-db 0.2.3 ignores fetch size limits (a fetch asking for 1 MiB returned all
+99 MB), so there the driver holds a staged range at once while reading it back; Apache Kafka returns at most
+``max.partition.fetch.bytes`` (1 MiB) per fetch.
 
 Options: ``kafka.bootstrap.servers`` (required), other ``kafka.*`` client settings, ``markerTopic``
 (default ``rebalance.sink-markers``, created with one partition and no retention if missing),

@@ -8,11 +8,15 @@ state off-heap), UTC session time (Arrow timestamp conversion depends on it), Py
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -42,6 +46,8 @@ BASE_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
     "spark.python.worker.reuse": "true",
+    # the Python workers' daemon with SIGINT blocked: Ctrl-C is the command's to handle (worker_daemon.py)
+    "spark.python.daemon.module": "streaming.spark.worker_daemon",
     "spark.python.authenticate.socketTimeout": "120s",  # default 15s: Python workers miss it on a loaded box
     "spark.sql.adaptive.enabled": "false",  # keep the shuffle partition count the checkpoint recorded
     "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
@@ -109,11 +115,56 @@ def build_spark(app_name: str = "rebalance-replay", *, shuffle_partitions: int =
             "spark.default.parallelism": str(shuffle_partitions), JAVA_OPTIONS: java_options, **extra}
     for key, value in conf.items():
         builder = builder.config(key, value)
+    _launch_jvm({"spark.master": master, "spark.app.name": app_name, **conf})
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register_data_sources(spark)
     _quiet_accumulator_server()
     return spark
+
+
+def _launch_jvm(conf: Mapping[str, str]) -> None:
+    """Start the driver JVM (unless this process has one: PySpark keeps it across sessions) with Ctrl-C held
+    off until it answers, then stopped if Ctrl-C came meanwhile.
+
+    PySpark's own start, interrupted while the JVM boots, deletes the connection file the JVM is about to
+    write: the JVM then prints a Java trace after the command's "interrupted" line and stays behind, an
+    orphan. A JVM that answers ends when this process does (it watches its stdin), so from here on Ctrl-C
+    may interrupt anything. The launch is PySpark's (`launch_gateway`, with the settings a session builder
+    would pass); `SparkContext._ensure_initialized` hands the gateway to the session the builder makes."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    with deferred_sigint(second_interrupts=False) as interrupted:
+        gateway = launch_gateway(SparkConf(loadDefaults=False).setAll(list(conf.items())))
+        if interrupted():
+            gateway.proc.kill()
+            gateway.proc.wait()
+            raise KeyboardInterrupt
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+@contextlib.contextmanager
+def deferred_sigint(*, second_interrupts: bool) -> Iterator[Callable[[], bool]]:
+    """While active (in the main thread), SIGINT only sets the flag the context yields; a second one
+    interrupts at once when `second_interrupts`, else it is held off too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    hits: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        hits.append(signum)
+        if second_interrupts:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(hits)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _quiet_accumulator_server() -> None:

@@ -1,6 +1,6 @@
-"""Kafka's literal answers on the minimal cases of issue 9, as Kafka's Java assignors (trunk 2024-10) give
-them: the leader's HashMap member order (A), a partition handed back to a previous owner that no longer
-subscribes to its topic (B), and inputs on which Kafka's assignor throws (C)."""
+"""Kafka's literal answers on minimal cases, as Kafka's Java assignors (trunk 2024-10) give them: the leader's
+HashMap member order (A), a partition handed back to a previous owner that no longer subscribes to its topic (B),
+and inputs on which Kafka's assignor throws (C)."""
 
 from __future__ import annotations
 

@@ -566,12 +566,14 @@ def test_large_assignment_and_group_with_uniform_subscription(fx, has_consumer_r
         subs[consumer_name(i, consumer_count)] = fx.subscription(topics, i)
 
     assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
     for i in range(1, consumer_count):
         consumer = consumer_name(i, consumer_count)
         subs[consumer] = fx.build_subscription_v2(topics, assignment[consumer], GENERATION_ID, i)
 
-    fx.assign_partitions(partitions_per_topic)
+    assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
 
 @with_consumer_rack
@@ -590,13 +592,15 @@ def test_large_assignment_and_group_with_non_equal_subscription(fx, has_consumer
         subs[consumer_name(i, consumer_count)] = fx.subscription(subscribed, i)
 
     assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
     for i in range(1, consumer_count):
         consumer = consumer_name(i, consumer_count)
         subscribed = topics[:1] if i == consumer_count - 1 else topics
         subs[consumer] = fx.build_subscription_v2(subscribed, assignment[consumer], GENERATION_ID, i)
 
-    fx.assign_partitions(partitions_per_topic)
+    assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
 
 @with_consumer_rack
@@ -619,12 +623,14 @@ def test_assignment_and_group_with_non_equal_subscription_not_timeout(fx, has_co
         subs[consumer_name(i, consumer_count)] = fx.subscription(subscribed(i), i)
 
     assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
     for i in range(1, consumer_count):
         consumer = consumer_name(i, consumer_count)
         subs[consumer] = fx.build_subscription_v2(subscribed(i), assignment[consumer], GENERATION_ID, i)
 
-    fx.assign_partitions(partitions_per_topic)
+    assignment = fx.assign_partitions(partitions_per_topic)
+    fx.verify_validity_and_balance(subs, assignment, partitions_per_topic)
 
 
 def test_subscription_not_equal_and_assign_same_partition_with_3_generation(fx):

@@ -1,4 +1,4 @@
-"""An encoder of offsets-topic records that is independent of `streaming.kafka.coordinator_records`.
+"""An encoder of offsets-topic records that is independent of `streaming.capture.coordinator_records`.
 
 It builds kafka-python's generated structs (``kafka.protocol.api_data.ApiData``, the same machinery kafka-python
 uses for the wire protocol) from the field lists of Kafka's message schemas (apache/kafka
@@ -76,17 +76,20 @@ SCHEMAS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {  # name -> (validV
 _CLASSES: dict[str, type] = {}
 
 
+def data_class(name: str, valid: str, flexible: str, fields: list[dict[str, Any]]) -> type:
+    """A kafka-python ApiData class for a schema given as Kafka's JSON spec gives it."""
+    schema = {"type": "data", "name": name, "validVersions": valid, "flexibleVersions": flexible, "fields": fields}
+    cls = type(ApiData)(name, (ApiData,), {"_json": schema, "_struct": StructField(schema)}, init=False)
+    cls._struct.set_data_class(weakref.proxy(cls))
+    cls._flexible_versions = BaseField.parse_versions(flexible)
+    cls._valid_versions = BaseField.parse_versions(valid)
+    return cls
+
+
 def struct_class(name: str) -> type:
     """A kafka-python ApiData class for one of `SCHEMAS` (built once)."""
     if name not in _CLASSES:
-        valid, flexible, fields = SCHEMAS[name]
-        schema = {"type": "data", "name": name, "validVersions": valid, "flexibleVersions": flexible,
-                  "fields": fields}
-        cls = type(ApiData)(name, (ApiData,), {"_json": schema, "_struct": StructField(schema)}, init=False)
-        cls._struct.set_data_class(weakref.proxy(cls))
-        cls._flexible_versions = BaseField.parse_versions(flexible)
-        cls._valid_versions = BaseField.parse_versions(valid)
-        _CLASSES[name] = cls
+        _CLASSES[name] = data_class(name, *SCHEMAS[name])
     return _CLASSES[name]
 
 

@@ -16,7 +16,7 @@ def test_capture_bench_runs(monkeypatch, capsys) -> None:
 
 def test_bench_records_decode_and_translate_to_events() -> None:
     """The synthetic log is valid: every record decodes, each group generation gives one generation event."""
-    from streaming.kafka.coordinator_events import Translator, Undecodable
+    from streaming.capture.coordinator_events import Translator, Undecodable
 
     log = capture_decode.build(groups=2, generations=3, members=4, commits=2)
     tr = Translator("__consumer_offsets", partition_count=lambda _t: 64)

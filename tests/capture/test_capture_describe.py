@@ -16,8 +16,8 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription
 
-from streaming.kafka.capture import TopicMetadata, _RawDescribeAdmin, describe_poll
-from streaming.kafka.coordinator_events import Translator
+from streaming.capture.capture import TopicMetadata, _RawDescribeAdmin, describe_poll
+from streaming.capture.coordinator_events import Translator
 
 pytestmark = pytest.mark.kafka
 

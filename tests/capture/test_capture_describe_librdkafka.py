@@ -11,8 +11,8 @@ import uuid
 import pytest
 from test_capture_describe import RecordingAdmin
 
-from streaming.kafka.capture import TopicMetadata, describe_poll
-from streaming.kafka.coordinator_events import Translator
+from streaming.capture.capture import TopicMetadata, describe_poll
+from streaming.capture.coordinator_events import Translator
 
 confluent_kafka = pytest.importorskip("confluent_kafka")
 pytestmark = pytest.mark.kafka

@@ -12,7 +12,7 @@ import offsets_history as hist
 import pytest
 from kafka import KafkaProducer
 
-from streaming.kafka.capture import CaptureFailed, CaptureSettings, capture_offsets
+from streaming.capture.capture import CaptureFailed, CaptureSettings, capture_offsets
 
 pytestmark = pytest.mark.kafka
 
@@ -67,10 +67,11 @@ def test_capture_once_emits_the_expected_events_in_order_per_group(kafka_bootstr
     bad = positions[hist.UNDECODABLE_INDEX]
     assert f"undecodable record at {topic}/{bad[0]}@{bad[1]}: GroupMetadataValue.protocolType" in progress
     assert "2 offset commits" in progress and "1 non-consumer group records" in progress
+    assert "--source describe" not in progress
 
 
 def test_a_restarted_capture_writes_nothing_twice(kafka_bootstrap, offsets_log, tmp_path) -> None:
-    from streaming.kafka.capture import written_events, written_positions
+    from streaming.capture.capture import written_events, written_positions
 
     topic = offsets_log[0]
     full, _ = _capture(kafka_bootstrap, topic)
@@ -113,6 +114,29 @@ def test_cli_capture_once_to_a_file_and_again(kafka_bootstrap, offsets_log, tmp_
     assert out.read_text() == first
     assert main([*argv, "--groups", "("]) == 2
     assert "--groups" in capsys.readouterr().err
+
+
+def test_an_offsets_topic_without_group_records_names_the_describe_source(kafka_bootstrap, unique_topic,
+                                                                         tmp_path, capsys) -> None:
+    """A broker that keeps its groups elsewhere (the local one writes nothing to __consumer_offsets): an offsets
+    topic holding only an offset commit is said to hold no group records, and `--source describe` is named."""
+    import coordinator_encoder as enc
+
+    from streaming.cli.main import main
+
+    topic = unique_topic("offsets", partitions=1)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all", linger_ms=0)
+    try:
+        producer.send(topic, key=enc.key(1, "orders", "orders", 0),
+                      value=enc.value(1, 1, offset=10, metadata="", commit_timestamp=5)).get(timeout=30)
+    finally:
+        producer.close()
+    out = tmp_path / "history.jsonl"
+    assert main(["capture", "--bootstrap", kafka_bootstrap, "--offsets-topic", topic, "--once", "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert f"capture: {topic} holds no group records (1 records read); if this broker keeps its groups elsewhere, " \
+           "capture with --source describe (polls DescribeGroups)" in err, err
+    assert out.read_text() == ""
 
 
 def test_cli_capture_to_an_events_topic_exactly_once(kafka_bootstrap, offsets_log) -> None:

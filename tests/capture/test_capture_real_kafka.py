@@ -15,7 +15,7 @@ from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssi
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from test_capture_describe import Member, settled
 
-from streaming.kafka.capture import CaptureSettings, _RawDescribeAdmin, capture_offsets
+from streaming.capture.capture import CaptureSettings, _RawDescribeAdmin, capture_offsets
 from streaming.kafka.topics import ensure_topics
 
 pytestmark = [pytest.mark.docker, pytest.mark.kafka]

@@ -9,9 +9,9 @@ import re
 import offsets_history as hist
 import pytest
 
+from streaming.capture.coordinator_events import Translator, Undecodable
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.local import read_jsonl, replay
-from streaming.kafka.coordinator_events import Translator, Undecodable
 from tests.whatif.test_report_browser import probe
 from whatif.report import write_report
 

@@ -6,7 +6,7 @@ import re
 
 import offsets_history as hist
 
-from streaming.kafka.coordinator_events import Translator, Undecodable
+from streaming.capture.coordinator_events import Translator, Undecodable
 
 TOPICS = {"orders": "orders", "payments": "payments", "legacy": "legacy", "clicks": "clicks"}
 COUNTS = {"orders": 3, "payments": 4, "legacy": 2}  # cluster metadata (clicks: from its PartitionMetadata)
@@ -111,7 +111,7 @@ def test_topic_ids_without_partition_metadata_resolve_through_cluster_metadata()
 def test_describe_snapshots_number_generations_and_see_static_replacements() -> None:
     import coordinator_encoder as enc
 
-    from streaming.kafka.coordinator_records import MemberMetadata
+    from streaming.capture.coordinator_records import MemberMetadata
 
     def member(mid: str, instance: str | None, parts: list[int]) -> MemberMetadata:
         return MemberMetadata(mid, instance, "app", "/h", -1, -1, enc.subscription(1, ["orders"]),
@@ -134,7 +134,7 @@ def test_describe_snapshots_number_generations_and_see_static_replacements() -> 
 def test_describe_snapshot_of_dynamic_members_that_left_is_a_generation() -> None:
     import coordinator_encoder as enc
 
-    from streaming.kafka.coordinator_records import MemberMetadata
+    from streaming.capture.coordinator_records import MemberMetadata
 
     def member(mid: str, parts: list[int]) -> MemberMetadata:
         return MemberMetadata(mid, None, "app", "/h", -1, -1, enc.subscription(1, ["orders"]),
@@ -174,7 +174,7 @@ def test_fuzzed_histories_never_break_the_translator() -> None:
 def test_events_above_the_pipeline_limit_are_written_and_reported() -> None:
     import io
 
-    from streaming.kafka.capture import _write
+    from streaming.capture.capture import _write
 
     out, err = io.StringIO(), io.StringIO()
     big = {"group": "g", "type": "generation", "generation": 1, "members": {"m": {"topics": ["t" * 1_100_000]}}}

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 from kafka.structs import TopicPartition
 
-from streaming.kafka.coordinator_records import (
+from streaming.capture.coordinator_records import (
     ClassicMemberMetadata,
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupKey,

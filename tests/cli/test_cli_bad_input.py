@@ -58,6 +58,22 @@ def test_unreachable_broker_is_one_line_exit_1(tmp_path: Path, capsys, command: 
     assert line.startswith(f"rebalance {command[0]}: cannot reach Kafka at {UNREACHABLE}"), line
 
 
+@pytest.mark.parametrize("source", ["offsets", "describe"])
+def test_capture_from_a_broker_that_does_not_answer_is_one_line_and_no_file(tmp_path: Path, capsys,
+                                                                            source: str) -> None:
+    """A wrong port: the wait is --connect-timeout, then one line with what to check; no empty file is left."""
+    out = tmp_path / "history.jsonl"
+    argv = ["capture", "--bootstrap", UNREACHABLE, "--source", source, "--out", str(out), "--connect-timeout", "1"]
+    assert main(argv) == 1
+    assert _one_line(capsys) == (
+        f"rebalance capture: cannot reach Kafka at {UNREACHABLE} (no answer within 1 s; --connect-timeout waits "
+        "longer); check the address (--bootstrap), that the broker is up and advertises a listener reachable from "
+        "here, and the security settings (--kafka-option security.protocol=..., sasl.*, ssl.*)")
+    assert not out.exists()
+    assert main([*argv[:-1], "0"]) == 2
+    assert _one_line(capsys) == "rebalance capture: --connect-timeout: expected a positive number of seconds, got 0.0"
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--out", "FILE"], "--out FILE: not a directory"),
     (["--out", "FILE/sub"], "--out FILE/sub: cannot write: Not a directory"),
@@ -117,3 +133,53 @@ def test_a_spark_or_jvm_failure_is_one_line_exit_1(tmp_path: Path, capsys, monke
         assert main(["replay", str(log), "--out", str(tmp_path / "out")]) == 1
         line = _one_line(capsys)
         assert line.startswith(expected) and line.endswith("(REBALANCE_TRACEBACK=1 shows the full trace)"), line
+
+
+def _replay(tmp_path: Path, data: bytes, *extra: str) -> list[str]:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(data)
+    return ["replay", str(log), "--out", str(tmp_path / "out"), *extra]
+
+
+def test_replay_of_a_binary_file_says_so_before_any_engine_starts(tmp_path: Path, capsys) -> None:
+    """An executable or a compressed log: named as binary from its first bytes. With `--engine spark` a run
+    would dead-letter every line and end in another message: this one means Spark never started."""
+    data = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\n" + bytes(range(256)) * 64
+    assert main(_replay(tmp_path, data, "--engine", "spark")) == 2
+    assert _one_line(capsys) == f"rebalance replay: {tmp_path}/log.jsonl: a binary file, not a log of JSON events " \
+                                "(one per line)"
+    assert not (tmp_path / "out").exists()
+
+
+def test_replay_of_a_file_without_a_valid_line_names_the_first_reason(tmp_path: Path, capsys) -> None:
+    data = b'{"group": "g", "type": "rebalance-now"}\n\nnot json\n'
+    assert main(_replay(tmp_path, data, "--engine", "spark")) == 2
+    assert _one_line(capsys) == (
+        f"rebalance replay: {tmp_path}/log.jsonl: none of its 2 lines is a valid event; line 1: field 'type': "
+        "unknown type 'rebalance-now'; expected one of join, leave, subscribe, partitions, delete_topic, "
+        "generation, delete_group")
+    assert not (tmp_path / "out").exists()
+
+
+def test_replay_whose_every_event_the_group_rejects_exits_2(tmp_path: Path, capsys) -> None:
+    """Valid lines that only the group's state rejects (leaves of members that never joined)."""
+    data = b"".join(json.dumps({"group": "g", "type": "leave", "member": m}).encode() + b"\n" for m in "xy")
+    assert main(_replay(tmp_path, data, "--engine", "local")) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[replay] batch")]
+    assert err == [f"rebalance replay: {tmp_path}/log.jsonl: none of its 2 events is valid; line 1: leave of "
+                   f"unknown member 'x' (dead letters in {tmp_path}/out/dead-letter/)"]
+
+
+def test_replay_of_a_log_with_a_valid_event_runs_and_names_only_folders_it_wrote(tmp_path: Path, capsys) -> None:
+    """A log whose tail a crash filled with NUL bytes still replays (its bad line is a dead letter); a clean
+    log's summary names the diffs folder and no dead-letter folder, which it never created."""
+    join = json.dumps({"group": "g", "type": "join", "member": "m", "topics": ["t"]}).encode() + b"\n"
+    sizes = json.dumps({"group": "g", "type": "partitions", "partitions": {"t": 2}}).encode() + b"\n"
+    assert main(_replay(tmp_path, sizes + join + b"\0" * 9000, "--engine", "local")) == 0
+    out = capsys.readouterr().out
+    assert f"1 dead letters (33.3%) in {tmp_path}/out/dead-letter/" in out, out
+
+    assert main(_replay(tmp_path, sizes + join, "--engine", "local", "--out", str(tmp_path / "clean"))) == 0
+    out = capsys.readouterr().out
+    assert f"diff records in {tmp_path}/clean/diffs/, 0 dead letters (0.0%)\n" in out, out
+    assert not (tmp_path / "clean" / "dead-letter").exists()

@@ -37,9 +37,9 @@ def test_lines_summary_and_exit_code_1_when_a_generation_differs(tmp_path: Path,
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         "g generation 1 range: conforms (moves observed 0, expected 0, min 0)",
-        "g generation 2 range: DIFFERS (moves observed 0, expected 0, min 0): a -t[1]; b +t[1]"
+        "g generation 2 range: DIFFERS (moves observed 1, expected 0, min 1): a -t[1]; b +t[1]"
         "  (+ observed only, - expected only)",
-        "g generation 3 range: conforms (moves observed 0, expected 0, min 0)",
+        "g generation 3 range: conforms (moves observed 2, expected 2, min 0)",
         "g generation 4 my-assignor: not checked (protocol 'my-assignor' is not one of the library's strategies "
         f"({', '.join(STRATEGIES)}))",
         "my-assignor: 1 generations, 0 conform, 0 differ, 1 not checked",
@@ -89,3 +89,40 @@ def test_kafka_assignor_error_line(tmp_path: Path, capsys) -> None:
     line = capsys.readouterr().out.splitlines()[0]
     assert line.startswith("g generation 3 sticky: DIFFERS (moves observed 0, min 0): Java's leader would have failed")
     assert "java.lang.IllegalStateException" in line
+
+
+def test_the_command_writes_the_pipelines_conformance_records(tmp_path: Path, capsys) -> None:
+    """Moves count against the last recorded assignment in both, through leaves, deleted topics, a static member
+    under a new id, a generation without assignments, an emptied group and a deleted group."""
+    from streaming.core.config import PipelineConfig
+    from streaming.core.local import read_jsonl, replay
+
+    def g(n: int, assigned: dict[str, dict[str, list[int]]], **members: dict) -> dict:
+        out = {mid: {"topics": sorted(a) or ["t"], "assigned": a} for mid, a in assigned.items()}
+        for mid, extra in members.items():
+            out.setdefault(mid, {"topics": ["t"]}).update(extra)
+        return {"group": "g", "type": "generation", "generation": n, "protocol": "range", "members": out}
+
+    log = write(tmp_path, [
+        {"group": "g", "type": "partitions", "partitions": {"t": 4, "u": 2}},
+        g(1, {"a": {"t": [0, 1], "u": [0]}, "b": {"t": [2, 3], "u": [1]}}, b={"instance_id": "host-b"}),
+        {"group": "g", "type": "join", "member": "b2", "topics": ["t", "u"], "instance_id": "host-b"},
+        g(2, {"a": {"t": [0, 1], "u": [0]}, "b2": {"t": [2, 3], "u": [1]}}, b2={"instance_id": "host-b"}),
+        {"group": "g", "type": "delete_topic", "topic": "u"},
+        g(3, {"a": {"t": [0]}, "b2": {"t": [1, 2, 3]}}, b2={"instance_id": "host-b"}),
+        g(4, {}, a={}, b2={"instance_id": "host-b"}, c={}),
+        {"group": "g", "type": "leave", "member": "c"},
+        g(5, {"a": {"t": [0, 1]}, "b2": {"t": [2, 3]}}),
+        g(6, {}),
+        g(7, {"a": {"t": [0, 1, 2, 3]}}),
+        {"group": "g", "type": "delete_group"},
+        {"group": "g", "type": "partitions", "partitions": {"t": 4}},
+        g(8, {"a": {"t": [0, 1]}, "b": {"t": [2, 3]}}),
+    ])
+    main(["conformance", "--json", log])
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    written = [json.loads(o.value) for o in replay(read_jsonl(log), PipelineConfig(strategies=("range",)))
+               if o.kind == "conformance"]
+    # the pipeline fills in `ts` and `source` from the record when the event has none
+    assert printed == [{**r, "ts": None, "source": None} for r in written]
+    assert [(r["generation"], r["observed_moves"]) for r in printed] == [(1, 0), (2, 0), (3, 1), (5, 1), (7, 0), (8, 0)]

@@ -9,14 +9,14 @@ import random
 import subprocess
 import sys
 import tempfile
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from assignors.optimality import TopicGroups, min_moves, moves, topic_subscribers
-from streaming.core.diffs import build_metrics, dumps, member_changes, round_counts, small_round
+from streaming.core.diffs import build_metrics, diff_records, dumps, member_changes, round_counts, small_round
 
 
 def test_small_round_metrics_match_the_definitions() -> None:
@@ -148,7 +148,7 @@ def test_dumps_writes_what_the_standard_encoder_writes() -> None:
 def test_records_carry_floats_only_in_their_load_fields() -> None:
     """Floats are the one type orjson writes differently from the standard encoder (`dumps`): every record of
     the bundled histories and a generated log, under every strategy, must parse without one outside the load
-    fields of groups with traffic (docs/events-and-diffs.md §2: the same double either way)."""
+    fields and `lag_added` of groups with traffic (docs/events-and-diffs.md §2: the same double either way)."""
     from assignors.registry import STRATEGIES
     from bench.pipeline import generate_log
     from streaming.core.config import Limits, PipelineConfig
@@ -165,7 +165,7 @@ def test_records_carry_floats_only_in_their_load_fields() -> None:
         for log in logs:
             for rec in replay(read_jsonl(log), config, lambda: 0, max_events_per_batch=50):
                 record = json.loads(rec.value)
-                for field in ("rate_total", "rate_min", "rate_max", "keys_moved"):
+                for field in ("rate_total", "rate_min", "rate_max", "keys_moved", "lag_added"):
                     record.pop(field, None)
                 json.loads(json.dumps(record), parse_float=no_float, parse_constant=no_float)
                 seen += 1
@@ -189,3 +189,32 @@ def test_held_records_cost_their_size() -> None:
                          cwd=Path(__file__).parents[2]).stdout.split()
     grown_mib, payload_mib = float(out[0]), float(out[1])
     assert grown_mib < 2.5 * payload_mib, (grown_mib, payload_mib)
+
+
+def _no_repeated_keys(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), keys
+    return dict(pairs)
+
+
+def test_split_records_never_repeat_a_member_in_a_part() -> None:
+    """A member too big for one part is cut into pieces; a short last piece would fit beside the one before it,
+    but one part listing the member twice would lose one of them to any JSON reader."""
+    changes = {"m-1": {"assigned": {"big": list(range(0, 1_000, 2)), "other": list(range(83))},
+                       "revoked": {"big": list(range(1, 1_500, 2)), "other": list(range(125))}},
+               "m-2": {"assigned": {"big": [7]}, "revoked": {}}}
+    listed = sum(len(v) for sides in changes.values() for side in sides.values() for v in side.values())
+    metrics = {"assigned": 584, "revoked": 875, "paused": 875}
+    for max_bytes in range(3_000, 6_000, 7):
+        parts = diff_records({"group": "g"}, changes, metrics, None, 0, max_bytes)
+        merged: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+        for part in parts:
+            assert len(part) <= max_bytes
+            record = json.loads(part, object_pairs_hook=_no_repeated_keys)
+            for member, sides in record["changes"].items():
+                for side, topics in sides.items():
+                    for topic, numbers in topics.items():
+                        merged[member, side, topic] += numbers
+        assert sum(map(len, merged.values())) == listed, max_bytes
+        assert merged == {(m, side, t): v for m, sides in changes.items() for side, ts in sides.items()
+                          for t, v in ts.items()}

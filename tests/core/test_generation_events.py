@@ -111,8 +111,8 @@ def test_a_gap_in_generations_is_reported_and_empty_groups_keep_counting() -> No
                            gen(7, {"b": m({"t": [0, 1, 2, 3]})})])
     obs = [d for d in diffs if d["strategy"] == "observed"]
     assert "skipped_generations" not in obs[0]
-    assert [d["generation"] for d in obs] == [3, 7]  # the Empty generation assigns nothing: no observed record
-    assert "skipped_generations" not in obs[1]
+    assert [d["generation"] for d in obs] == [3, 6, 7]  # the Empty generation revokes everything
+    assert obs[1]["skipped_generations"] == 2 and "skipped_generations" not in obs[2]
     gap = [d for d in diffs if d["cause"].get("generation") == 6]
     assert gap and all(d["cause"]["skipped_generations"] == 2 for d in gap)
     assert all(d["members"] == 0 for d in gap)

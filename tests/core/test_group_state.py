@@ -327,13 +327,14 @@ def test_diff_record_fields_and_metrics() -> None:
     d = diffs[-1]
     assert list(d) == ["group", "strategy", "generation", "phase", "cause", "changes", "members", "partitions",
                        "assigned", "revoked", "unassigned", "paused", "load_min", "load_max", "moves",
-                       "min_moves", "event_ts", "emitted_ts"]
+                       "min_moves", "stopped_ms", "event_ts", "emitted_ts"]
     assert d["cause"] == {"type": "join", "member": "c-2", "source": {"file": "log.jsonl", "line": 3}}
     assert d["changes"] == {"c-1": {"assigned": {}, "revoked": {"orders": [3, 4, 5]}},
                             "c-2": {"assigned": {"orders": [3, 4, 5]}, "revoked": {}}}
     assert (d["generation"], d["phase"], d["members"], d["partitions"]) == (2, "eager", 2, 9)
     assert (d["assigned"], d["revoked"], d["unassigned"], d["paused"], d["moves"], d["min_moves"]) == (3, 3, 0, 9, 3, 3)
     assert (d["load_min"], d["load_max"], d["event_ts"], d["emitted_ts"]) == (3, 6, 1_700_000_000_000, 42)
+    assert d["stopped_ms"] == 9 * 3_000  # every paused partition for the default rebalance_ms
 
 
 def test_event_ts_falls_back_to_the_record_timestamp() -> None:
@@ -618,7 +619,7 @@ def test_deleted_topic_keeps_its_place_when_recreated(monkeypatch: pytest.Monkey
     assert diffs[-1]["changes"] == {"m": {"assigned": {"a": [0]}, "revoked": {}}}
 
 
-# -- issue 9: Kafka's assignor errors, member weights -----------------------------------------------------------
+# -- Kafka's assignor errors, member weights --------------------------------------------------------------------
 NULL_POINTER_HISTORY = [  # found by random histories: g-m1 leaves and rejoins for a topic that does not exist yet
     {"group": "g", "type": "partitions", "partitions": {"t0": 3}, "partition_racks": {"t0": [["az-3", "az-1"]]}},
     join("g-m7", ["t0", "t3"], instance_id="static-7"),

@@ -41,7 +41,7 @@ def test_a_replayed_history_sums_per_group_and_strategy():
     state = MetricState()
     for v in values:
         assert state.add(DIFF, v) is None
-    expected: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    expected: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(int))
     last: dict[tuple[str, str], dict] = {}
     for r in map(json.loads, values):
         key = (r["group"], r["strategy"])
@@ -51,6 +51,8 @@ def test_a_replayed_history_sums_per_group_and_strategy():
         e["beyond"] += r["moves"] - r["min_moves"]
         e["rounds"] += r["phase"] != "replace"
         e["rebalances"] += r["phase"] in ("eager", "incremental", "revoke")
+        e["stopped_ms"] += r["stopped_ms"]
+        e["lag_added"] += r.get("lag_added", 0.0)  # records of a group with traffic carry it
         last[key] = r
     assert set(state.strategies) == set(expected)
     assert len({s for _, s in expected}) == len(STRATEGIES)  # every strategy of the library
@@ -58,6 +60,7 @@ def test_a_replayed_history_sums_per_group_and_strategy():
         s = state.strategies[key]
         assert (s.moves, s.paused, s.moves_beyond_min, s.rounds, s.rebalances) == (
             e["moves"], e["paused"], e["beyond"], e["rounds"], e["rebalances"]), key
+        assert s.stopped_seconds == e["stopped_ms"] / 1000 and s.lag_added == e["lag_added"], key
         r = last[key]
         assert (s.members, s.partitions, s.unassigned, s.load_imbalance, s.generation) == (
             r["members"], r["partitions"], r["unassigned"], r["load_max"] - r["load_min"], r["generation"])
@@ -73,6 +76,16 @@ def test_split_records_count_once_and_replacements_are_not_rounds():
     s = state.strategies[("g", "sticky")]
     assert (s.rounds, s.rebalances, s.moves, s.moves_beyond_min, s.paused) == (1, 1, 5, 3, 7)
     assert s.last_round_ts == 1.0 and s.last_paused == 7  # a replacement is not the last round
+
+
+def test_stopped_time_and_lag_count_once_per_round_and_older_records_add_nothing():
+    state = MetricState()
+    for part in (1, 2):
+        state.add(DIFF, diff(part=part, parts=2, stopped_ms=7_500.5, lag_added=12.25))
+    state.add(DIFF, diff(generation=2, stopped_ms=3_000, lag_added=0.75))
+    state.add(DIFF, diff(generation=3))  # written before the cost model: no stopped_ms, no lag_added
+    s = state.strategies[("g", "sticky")]
+    assert (s.stopped_ms, s.stopped_seconds, s.lag_added, s.rounds) == (10_500.5, 10.5005, 13.0, 3)
 
 
 def test_cooperative_rounds_unconverged_and_skipped_generations():
@@ -100,6 +113,16 @@ def test_cooperative_rounds_unconverged_and_skipped_generations():
     (diff(paused=-1), "paused: expected an integer >= 0"),
     (diff(min_moves=1.5), "min_moves: expected an integer >= 0 or null"),
     (diff(unconverged="yes"), "unconverged: expected true/false"),
+    (diff(stopped_ms="3000"), "stopped_ms: expected a number >= 0 or null"),
+    (diff(stopped_ms=-0.5), "stopped_ms: expected a number >= 0 or null"),
+    (diff(lag_added=float("nan")), "lag_added: expected a number >= 0 or null"),
+    (diff(lag_added=float("inf")), "lag_added: expected a number >= 0 or null"),
+    (diff(rate_max=-0.5), "rate_max: expected a number >= 0 (msgs/s)"),
+    (diff(rate_total="12"), "rate_total: expected a number >= 0 (msgs/s)"),
+    (diff(rate_min=True), "rate_min: expected a number >= 0 (msgs/s)"),
+    (diff(rate_min=1e400), "rate_min: expected a number >= 0 (msgs/s)"),  # JSON's 1e400 parses as infinity
+    (diff(keys_moved={"orders": 1.5}), "keys_moved: expected {topic: share in [0, 1]}"),
+    (diff(keys_moved=[0.5]), "keys_moved: expected {topic: share in [0, 1]}"),
 ])
 def test_an_undecodable_diff_is_counted_and_changes_nothing(value, reason):
     state = MetricState()
@@ -174,3 +197,21 @@ def test_a_round_where_kafkas_assignor_throws_is_counted_apart():
     state.add(DIFF, diff(strategy="cooperative-sticky", phase="revoke", generation=1))
     s = state.strategies[("g", "cooperative-sticky")]
     assert (s.rounds, s.assignor_errors, s.moves) == (2, 1, 2)
+
+
+def test_load_in_msgs_per_second_is_a_gauge_of_the_last_round_and_keys_moved_the_last_growth():
+    state = MetricState(max_groups=1)
+    state.add(DIFF, diff(rate_total=500.0, rate_min=100.5, rate_max=399.5))
+    series = state.strategies[("g", "sticky")]
+    assert (series.rate_total, series.rate_min, series.rate_max) == (500.0, 100.5, 399.5)
+    state.add(DIFF, diff(generation=2, rate_total=500, rate_min=0, rate_max=500, keys_moved={"orders": 0.25}))
+    state.add(DIFF, diff(strategy="range", generation=2, rate_total=500, rate_min=250, rate_max=250,
+                         keys_moved={"orders": 0.25}))
+    assert (series.rate_total, series.rate_min, series.rate_max) == (500.0, 0.0, 500.0)
+    assert state.keys_moved == {("g", "orders"): 0.25}
+    state.add(DIFF, diff(generation=3))  # the members no longer subscribe to a topic with traffic
+    assert (series.rate_total, series.rate_min, series.rate_max) == (None, None, None)
+    assert state.keys_moved == {("g", "orders"): 0.25}  # the last growth's share stays
+    state.add(DIFF, diff(group="beyond-the-bound", rate_total=9.0, rate_min=1.0, rate_max=8.0, keys_moved={"t": 1}))
+    other = state.strategies[(OTHER, "sticky")]
+    assert (other.rounds, other.rate_max) == (1, None) and ("beyond-the-bound", "t") not in state.keys_moved

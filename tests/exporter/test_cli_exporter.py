@@ -25,3 +25,4 @@ def test_help_names_the_bound_and_the_defaults(capsys):
         main(["exporter", "--help"])
     out = capsys.readouterr().out
     assert "--max-groups N" in out and "__other__" in out and "9464" in out and "rebalance.conformance" in out
+    assert "--web-config FILE" in out and "exporter-toolkit" in out

@@ -10,7 +10,13 @@ import re
 import pytest
 from dashboard_queries import GRAFANA_BUILTINS, VARIABLE, load_dashboard, panel_queries, variable_queries
 
-from streaming.exporter.prometheus import CONFORMANCE_COUNTERS, PREFIX, STRATEGY_COUNTERS, STRATEGY_GAUGES
+from streaming.exporter.prometheus import (
+    CONFORMANCE_COUNTERS,
+    KEYS_MOVED,
+    PREFIX,
+    STRATEGY_COUNTERS,
+    STRATEGY_GAUGES,
+)
 
 PANEL_TYPES = {"row", "stat", "timeseries", "bargauge", "table"}
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
@@ -24,7 +30,7 @@ def dashboard() -> dict:
 def exposed_metric_names() -> set[str]:
     counters = [name for name, _, _ in (*STRATEGY_COUNTERS, *CONFORMANCE_COUNTERS)]
     health = ["exporter_records", "exporter_decode_errors", "exporter_untracked_records"]
-    gauges = [name for name, _, _ in STRATEGY_GAUGES]
+    gauges = [name for name, _, _ in STRATEGY_GAUGES] + [KEYS_MOVED[0]]
     return ({f"{PREFIX}_{n}_total" for n in (*counters, *health)} | {f"{PREFIX}_{n}" for n in gauges}
             | {f"{PREFIX}_exporter_{n}" for n in ("lag_records", "tracked_groups", "max_groups", "broker_up",
                                                    "caught_up")})
@@ -93,3 +99,38 @@ def test_the_issue_asks_for_an_overview_and_a_group_drill_down(dashboard):
         assert wanted in titles
     drill_down = dashboard["panels"][[p["title"] for p in dashboard["panels"]].index(rows[1]) + 1:]
     assert all('group="$group"' in t["expr"] for p in drill_down for t in p["targets"])
+
+
+def test_the_group_drill_down_shows_what_rebalances_cost_per_strategy(dashboard):
+    """Time stopped and lag added (docs/cost.md) per strategy of the chosen group, from the exporter's counters."""
+    panels = {p["title"]: p for p in dashboard["panels"]}
+    stopped = panels["Cost: partition-seconds stopped, per strategy"]
+    lag = panels["Cost: lag added, per strategy"]
+    assert stopped["fieldConfig"]["defaults"]["unit"] == "s"
+    for panel, metric in ((stopped, "stopped_partition_seconds"), (lag, "lag_added_messages")):
+        assert [t["expr"] for t in panel["targets"]] == [
+            f'sum by (strategy) ({PREFIX}_{metric}_total{{group="$group", strategy=~"$strategy"}})']
+        assert metric in {name for name, _, _ in STRATEGY_COUNTERS}
+        assert "group.protocol=consumer" in stopped["description"]
+
+
+def test_load_in_msgs_per_second_per_group_and_strategy_and_its_imbalance(dashboard):
+    """The load panels read the rate gauges per group and strategy; the imbalance is hottest / least loaded,
+    matched on the same (group, strategy) series."""
+    panels = {p["title"]: p for p in dashboard["panels"]}
+    rate = f"{PREFIX}_rate_{{}}_messages_per_second"
+    overview = panels["Load now: msgs/s per group and strategy"]
+    exprs = [t["expr"] for t in overview["targets"]]
+    for part in ("max", "min", "total"):
+        assert any(rate.format(part) in e for e in exprs), part
+    assert any(re.fullmatch(rf"{rate.format('max')}(\{{[^}}]*\}})? / {rate.format('min')}(\{{[^}}]*\}})?", e)
+               for e in exprs), exprs
+    drill = panels["Rate imbalance: hottest / least loaded member"]
+    [imbalance] = [t["expr"] for t in drill["targets"]]
+    numerator, denominator = imbalance.split(" / ")
+    assert numerator == denominator.replace("_min_", "_max_") and rate.format("max") in numerator
+    assert drill["fieldConfig"]["defaults"]["unit"] == "x"
+    load = panels["Load in msgs/s: hottest and least loaded member"]
+    assert load["fieldConfig"]["defaults"]["unit"] == overview["fieldConfig"]["defaults"]["unit"] == "suffix: msgs/s"
+    assert {t["legendFormat"] for t in load["targets"]} >= {"{{strategy}} hottest", "{{strategy}} least loaded"}
+    assert f"{PREFIX}_keys_moved_ratio" in panels["Keys moved by the last partition increase"]["targets"][0]["expr"]

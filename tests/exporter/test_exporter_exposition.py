@@ -17,7 +17,8 @@ ODD = 'a "quoted" \\ back\nslash-ü'
 def diff(group: str, strategy: str, **fields: object) -> bytes:
     record = {"group": group, "strategy": strategy, "generation": 2, "phase": "eager", "members": 3,
               "partitions": 9, "unassigned": 1, "paused": 4, "load_min": 2, "load_max": 4, "moves": 3,
-              "min_moves": 1, "event_ts": 1_500, "emitted_ts": 2_000, **fields}
+              "min_moves": 1, "stopped_ms": 12_000, "lag_added": 36.5, "event_ts": 1_500, "emitted_ts": 2_000,
+              **fields}
     return json.dumps(record).encode()
 
 
@@ -26,6 +27,8 @@ def filled_state() -> MetricState:
     for group in ("orders", ODD, "third"):
         for strategy in ("sticky", "range"):
             state.add(DIFF, diff(group, strategy))
+    state.add(DIFF, diff("orders", "range", generation=3, rate_total=900, rate_min=150.25, rate_max=600,
+                         keys_moved={"clicks": 0.5}))
     state.add(CONFORMANCE, json.dumps({"group": ODD, "generation": 1, "protocol": "range",
                                        "conforms": False}).encode())
     return state
@@ -46,8 +49,10 @@ def test_rendered_text_parses_back_to_the_state():
         for name, _, attr in STRATEGY_COUNTERS:
             expected[(f"rebalance_{name}_total", labels)] = getattr(s, attr)
         for name, _, attr in STRATEGY_GAUGES:
-            if group != OTHER:
+            if group != OTHER and getattr(s, attr) is not None:  # no rate gauges for groups without traffic
                 expected[(f"rebalance_{name}", labels)] = getattr(s, attr)
+    for (group, topic), share in state.keys_moved.items():
+        expected[("rebalance_keys_moved_ratio", (("group", group), ("topic", topic)))] = share
     for (group, protocol), c in state.conformance.items():
         for name, _, attr in CONFORMANCE_COUNTERS:
             expected[(f"rebalance_{name}_total", (("group", group), ("protocol", protocol)))] = getattr(c, attr)
@@ -55,7 +60,13 @@ def test_rendered_text_parses_back_to_the_state():
     assert samples[("rebalance_partitions_moved_total", (("group", ODD), ("strategy", "sticky")))] == 3
     assert samples[("rebalance_load_imbalance", (("group", "orders"), ("strategy", "range")))] == 2
     assert samples[("rebalance_last_round_timestamp_seconds", (("group", ODD), ("strategy", "range")))] == 1.5
+    assert samples[("rebalance_stopped_partition_seconds_total", (("group", ODD), ("strategy", "sticky")))] == 12.0
+    assert samples[("rebalance_lag_added_messages_total", (("group", ODD), ("strategy", "sticky")))] == 36.5
     assert ("rebalance_members", (("group", OTHER), ("strategy", "range"))) not in samples
+    orders_range = (("group", "orders"), ("strategy", "range"))
+    assert samples[("rebalance_rate_min_messages_per_second", orders_range)] == 150.25
+    assert samples[("rebalance_keys_moved_ratio", (("group", "orders"), ("topic", "clicks")))] == 0.5
+    assert ("rebalance_rate_max_messages_per_second", (("group", "orders"), ("strategy", "sticky"))) not in samples
 
 
 def test_no_group_series_before_catching_up_and_health_always():

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -108,26 +109,46 @@ def rebuild_rounds(diffs: Iterable[dict]) -> dict[tuple[str, str], list[tuple[in
     return dict(rounds)
 
 
-def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = lambda: True) -> tuple[int, list[str]]:
+def interrupt(proc: subprocess.Popen, label: str, ready: Callable[[], bool] = lambda: True, *,
+              after_batch: bool = True) -> tuple[int, list[str]]:
     """Ctrl-C as a terminal sends it (SIGINT to the whole process group of `proc`, started with
-    `start_new_session` and stderr piped) once `[label] batch` lines appear and `ready()` holds. Returns the
-    exit code and what was printed afterwards, batch lines (batches that ended meanwhile) left out."""
+    `start_new_session` and stderr piped) once `[label] batch` lines appear (unless not `after_batch`) and
+    `ready()` holds. Returns the exit code and what was printed afterwards (without `after_batch`: all of
+    stderr), batch lines (batches that ended meanwhile) left out."""
     try:
         before = []
         assert proc.stderr is not None
-        for raw in proc.stderr:  # wait until micro-batches run
+        for raw in proc.stderr if after_batch else ():  # wait until micro-batches run
             before.append(raw.decode())
             if raw.startswith(f"[{label}] batch".encode()):
                 break
-        assert before and before[-1].startswith(f"[{label}] batch"), before
+        assert not after_batch or (before and before[-1].startswith(f"[{label}] batch")), before
         deadline = time.monotonic() + 120
         while not ready():
             assert proc.poll() is None and time.monotonic() < deadline, f"{label}: never ready to be interrupted"
-            time.sleep(0.2)
+            time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
-        rest = proc.stderr.read().decode().splitlines()
+        # a process of the group that never ends (an orphaned JVM holding the pipe) is killed: exit code -9
+        guard = threading.Timer(300, os.killpg, (proc.pid, signal.SIGKILL))
+        guard.start()
+        try:
+            rest = proc.stderr.read().decode().splitlines()
+        finally:
+            guard.cancel()
         code = proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     return code, [line for line in rest if not line.startswith(f"[{label}] batch")]
+
+
+def spark_jvm_booting(pid: int) -> bool:
+    """Whether the process has a child running Spark's JVM (`spark-submit` once it became `java`)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if b"org.apache.spark.deploy.SparkSubmit" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    return True
+            except OSError:  # ended meanwhile
+                pass
+    return False

@@ -11,7 +11,7 @@ import pytest
 from bench.exporter import ExporterProcess, produce_transaction, wait_for
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
-from streaming.kafka.broker import LocalBroker, free_port
+from streaming.demo.local_broker import LocalBroker, free_port
 from streaming.kafka.topics import ensure_topics
 from whatif.histories import sample_path
 

@@ -35,7 +35,7 @@ from test_bad_input import BAD_FOR_FILES, POISON_MIX, interleave
 from bench.pipeline import generate_log
 from streaming.cli.main import main
 from streaming.core.records import DEAD_LETTER, DIFF
-from streaming.kafka.broker import LocalBroker
+from streaming.demo.local_broker import LocalBroker
 from streaming.kafka.topics import ServeTopics, ensure_serve_topics
 from streaming.spark.pipelines import read_output
 

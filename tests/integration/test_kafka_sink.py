@@ -96,7 +96,7 @@ def test_a_commit_the_restarted_broker_aborted_is_written_again(tmp_path):
     A broker of its own: the test kills it (see test_faults.py)."""
     import signal
 
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.topics import ensure_topics
     from streaming.kafka.transactions import write_batch
 

@@ -203,7 +203,7 @@ def test_planning_and_reading_wait_for_a_restarted_broker(tmp_path):
     import os
     import signal
 
-    from streaming.kafka.broker import LocalBroker
+    from streaming.demo.local_broker import LocalBroker
     from streaming.kafka.topics import ensure_topics
     from streaming.spark.kafka_source import read_range
 

@@ -4,13 +4,14 @@ the what-if report, and resuming from a checkpoint."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import config, interrupt, local_records
+from pipeline_helpers import config, interrupt, local_records, spark_jvm_booting
 
 from streaming.cli.main import main
 
@@ -96,6 +97,34 @@ def test_ctrl_c_during_replay_exits_130_with_one_line(tmp_path: Path) -> None:
                      "completed batch"], after
 
 
+INTERRUPTED = ("rebalance replay: interrupted; with --checkpoint, the next run resumes after the last completed "
+               "batch")
+
+
+@pytest.mark.parametrize("moment", ["jvm-starting", "state", "files-written"])
+def test_ctrl_c_to_the_whole_process_group_of_a_spark_replay(tmp_path: Path, moment: str) -> None:
+    """SIGINT to every process of the run (the command, Spark's JVM, its Python worker daemon and workers)
+    while the JVM boots, while a worker is inside the state function, or once a task has written its part
+    files: the one line, exit 130, and no traceback or Java trace from any of them."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"".join(f.read_bytes() for f in sorted(SAMPLE.parent.glob("*.jsonl"))))
+    marker = tmp_path / "paused"
+    env = dict(os.environ)
+    if moment != "jvm-starting":  # batch 1: a worker holds there (streaming.spark.faults)
+        env.update(REBALANCE_FAULT=f"{moment}:1", REBALANCE_FAULT_MARKER=str(marker))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streaming.cli.main", "replay", str(log), "--out", str(tmp_path / "out"),
+         "--engine", "spark", "--max-events-per-batch", "50"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, cwd=tmp_path, env=env)
+    if moment == "jvm-starting":
+        code, after = interrupt(proc, "replay", lambda: spark_jvm_booting(proc.pid), after_batch=False)
+    else:
+        code, after = interrupt(proc, "replay", marker.exists)
+    assert code == 130, after
+    assert after[-1] == INTERRUPTED and after.count(INTERRUPTED) == 1, after
+    assert not [line for line in after if re.search(r"Traceback|Exception|Error|\tat ", line)], after
+
+
 def mixed_log(path: Path) -> Path:
     """Three groups interleaved, a blank line, a line that is not JSON and a leave of an unknown member."""
     samples = Path(__file__).parents[2] / "whatif" / "samples"
@@ -108,9 +137,10 @@ def mixed_log(path: Path) -> Path:
 
 
 def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Path, capsys) -> None:
-    """Same log, same batch size: the same batch files with the same bytes, but for `emitted_ts`."""
+    """Same log, same batch size, same timing: the same batch files with the same bytes, but for `emitted_ts`."""
     log = mixed_log(tmp_path / "mixed.jsonl")
-    common = ["--strategies", "range,cooperative-sticky,uniform", "--max-events-per-batch", "7"]
+    common = ["--strategies", "range,cooperative-sticky,uniform", "--max-events-per-batch", "7",
+              "--timing", "rebalance_ms=1700,heartbeat_ms=4999"]
     for engine in ("local", "spark"):
         assert main(["replay", str(log), "--out", str(tmp_path / engine), "--engine", engine, *common]) == 0
         summary = capsys.readouterr().out
@@ -126,6 +156,11 @@ def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Pat
     assert local == spark_files
     groups = {json.loads(line)["group"] for line in local["diffs/batch-00000000.jsonl"].splitlines()}
     assert len(groups) >= 2  # a batch holds several groups, written in source order by both engines
+    records = [json.loads(line) for name, text in spark_files.items() if name.startswith("diffs/")
+               for line in text.splitlines()]
+    per_partition = {r["stopped_ms"] / r["paused"] for r in records if r["paused"] and r["strategy"] == "range"}
+    assert per_partition == {1_700}  # the timing reached the Spark job's executors
+    assert any(r["strategy"] == "uniform" and isinstance(r["stopped_ms"], float) for r in records)  # 4999 / 2
 
 
 def test_too_many_dead_letters_exit_3_after_writing_the_output(tmp_path: Path, capsys) -> None:

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import random
+import re
 from collections import defaultdict
 from html.parser import HTMLParser
 
 import pytest
 
+from assignors import STRATEGIES
 from streaming.cli.main import main as cli
 from whatif.histories import HISTORIES
-from whatif.report import STRATEGY_INFO, reason_pattern, strategy_lines, summarize, summary_text
+from whatif.report import (
+    STRATEGY_INFO,
+    build,
+    reason_pattern,
+    strategy_lines,
+    summarize,
+    summary_text,
+    write_report,
+)
 
 
 def rounds_of(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
@@ -30,10 +42,11 @@ def expected_row(rounds: list[dict]) -> dict[str, int]:
     per_rebalance_paused = [sum(r["paused"] for r in rounds[a:b + 1]) for a, b in zip(starts, ends, strict=True)]
     imbalance = [rounds[e]["load_max"] - rounds[e]["load_min"] for e in ends]
     moves = sum(r["moves"] for r in rounds)
-    min_moves = sum(r["min_moves"] for r in rounds)
+    min_moves = None if any(r.get("min_moves") is None for r in rounds) else sum(r["min_moves"] for r in rounds)
     return {
         "rebalances": len(starts), "rounds": len(rounds), "moves": moves, "min_moves": min_moves,
-        "gap": moves - min_moves, "paused": sum(r["paused"] for r in rounds), "max_paused": max(per_rebalance_paused),
+        "gap": None if min_moves is None else moves - min_moves, "paused": sum(r["paused"] for r in rounds),
+        "max_paused": max(per_rebalance_paused),
         "max_imbalance": max(imbalance), "final_imbalance": imbalance[-1],
         "final_unassigned": rounds[-1]["unassigned"], "kafka_errors": sum("error" in r for r in rounds),
     }
@@ -353,3 +366,136 @@ def test_kafka_assignor_errors_are_counted_and_named():
     (row,) = summarize(records)
     assert row.kafka_errors == 1 and row.rounds == 2
     assert row.history[-1].cause == "join b (Kafka throws NullPointerException)"
+
+
+def swatches(page: str) -> dict[str, tuple[int, int, int]]:
+    """Strategy -> the RGB of its swatch in the page's table of strategies."""
+    table = page.split('<table class="strategies">')[1].split("</table>")[0]
+    found = re.findall(r'<tr data-strategy="([^"]+)"><td class="strategy"><span class="swatch" '
+                       r'style="background:#([0-9a-f]{6})">', table)
+    return {s: tuple(int(c[i:i + 2], 16) for i in (0, 2, 4)) for s, c in found}
+
+
+def test_every_strategy_and_observed_have_a_colour_of_their_own(tmp_path):
+    """Every registered strategy, `observed` and three strategies the registry does not know yet (as a new one
+    is before its colour is settled) on one page: no two swatches alike — at least 48 apart in RGB (of 441) —
+    and a registered strategy keeps its colour on a page of its own."""
+    names = [*STRATEGIES, "observed", *[n for n in ("rate-balanced", "custom-1", "custom-2") if n not in STRATEGIES]]
+    assert len(names) >= len(STRATEGIES) + 3
+    write_report([record(s, 1, "eager", 0, 0) for s in names], tmp_path / "all.html")
+    colours = swatches((tmp_path / "all.html").read_text(encoding="utf-8"))
+    assert set(colours) == set(names)
+    for (a, ca), (b, cb) in itertools.combinations(colours.items(), 2):
+        assert math.dist(ca, cb) >= 48, (a, b, ca, cb)
+    for s in ("sticky", "observed"):
+        write_report([record(s, 1, "eager", 0, 0)], tmp_path / f"{s}.html")
+        assert swatches((tmp_path / f"{s}.html").read_text(encoding="utf-8")) == {s: colours[s]}
+
+
+def lines_in(directory) -> int:
+    return sum(1 for f in directory.glob("*.jsonl") for _ in f.open())
+
+
+def test_report_of_out_diffs_reads_the_conformance_and_dead_letters_beside_it(burst_capture, history_diffs, tmp_path,
+                                                                                capsys):
+    """`report OUT/diffs` and `report OUT/` write the same page: OUT's conformance records and dead letters in it,
+    and say so."""
+    for out, lane in ((burst_capture, 'data-counts="'), (history_diffs("flapping-member"), 'class="reason"')):
+        said = (f"rebalance report: {lines_in(out / 'diffs')} diff records, {lines_in(out / 'dead-letter')} dead "
+                f"letters, {lines_in(out / 'conformance')} conformance records -> ")
+        pages = []
+        for given in (out, out / "diffs"):
+            page = tmp_path / "page.html"
+            assert cli(["report", str(given), "--out", str(page)]) == 0
+            pages.append(page.read_text(encoding="utf-8"))
+            assert capsys.readouterr().err == f"{said}{page}\n"
+        assert pages[0] == pages[1]
+        assert lane in pages[1]
+
+
+def test_rebalances_are_numbered_by_the_group_events_in_log_order(burst_capture, tmp_path):
+    """One event, one number in every row: `observed`, which answers only the recorded generations, has the
+    numbers of those generations' lines among all the lines that made any strategy rebalance — in a log that
+    joins two members by hand before the group's generations are recorded, and in the burst capture."""
+    gen = {"group": "g", "type": "generation", "protocol": "range"}
+    log = tmp_path / "joins-then-generations.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in [
+        {"group": "g", "type": "partitions", "partitions": {"orders": 4}},
+        {"group": "g", "type": "join", "member": "a", "topics": ["orders"]},
+        {"group": "g", "type": "join", "member": "b", "topics": ["orders"]},
+        gen | {"generation": 1, "members": {"a": {"topics": ["orders"], "assigned": {"orders": [0, 1]}},
+                                            "b": {"topics": ["orders"], "assigned": {"orders": [2, 3]}}}},
+        gen | {"generation": 2, "members": {"a": {"topics": ["orders"], "assigned": {"orders": [0, 1, 2, 3]}}}},
+    ]))
+    assert cli(["replay", str(log), "--out", str(tmp_path / "out"), "--strategies", "range,cooperative-sticky",
+                "--engine", "local"]) == 0
+    numbers = {}
+    for out in (tmp_path / "out", burst_capture):
+        records = [json.loads(line) for f in sorted((out / "diffs").glob("*.jsonl")) for line in f.open()]
+        lines = sorted({r["cause"]["source"]["line"] for r in records})
+        (group,) = build(records).groups
+        for row in group.rows:
+            mine = [r for r in records if r["strategy"] == row.strategy and r["phase"] != "followup"]
+            numbers[(out, row.strategy)] = [b.number for b in row.history]
+            assert numbers[(out, row.strategy)] == [lines.index(r["cause"]["source"]["line"]) + 1 for r in mine]
+    assert numbers[(tmp_path / "out", "observed")] == [3, 4]  # after the two joins
+
+
+def own_strategy(page: str) -> tuple[re.Match | None, list[str]]:
+    """The page's own-strategy note and the strategies of the summary rows marked as the group's own."""
+    note = re.search(r'<p class="note own-strategy" data-protocols="([^"]*)"(?: data-equals-observed="(\w+)")?>'
+                     r"(.*?)</p>", page)
+    marked = re.findall(r'<tr class="[^"]*\bown\b[^"]*" data-strategy="([^"]+)"', page)
+    return note, marked
+
+
+def captured(protocol, moves=(2, 1), paused=(3, 3), conforms=(True, True), strategies=("range", "sticky")):
+    """Diff records of a captured group (two recorded generations, `observed` following `protocol`) and the
+    replayed strategies, all alike but for `moves`/`paused` of the first strategy; one conformance record per
+    `conforms`."""
+    rows = []
+    for n in (1, 2):
+        cause = {"type": "generation", "generation": n, "source": {"file": "c.jsonl", "line": n}}
+        rows.append(record("observed", n, "eager", (2, 1)[n - 1], 3, protocol=protocol, cause=cause))
+        rows.extend(record(s, n, "eager", moves[n - 1] if i == 0 else (2, 1)[n - 1],
+                           paused[n - 1] if i == 0 else 3, cause=cause) for i, s in enumerate(strategies))
+    verdicts = [{"group": "g", "generation": n, "protocol": protocol, "conforms": c} for n, c in enumerate(conforms, 1)]
+    return rows, verdicts
+
+
+@pytest.mark.parametrize(
+    ("protocol", "case", "equal", "says"),
+    [
+        ("range", {}, "true", ["All 2 recorded generations got exactly what Kafka's range computes",
+                               "Its row, marked, equals <code>observed</code>: replaying range gives what the group"]),
+        ("range", {"paused": (6, 3)}, "false", ["differs from <code>observed</code>: paused 9 against 6, "
+                                                 "max paused 6 against 3."]),
+        ("range", {"conforms": (True, False)}, "true", ["1 of 2 recorded generation(s) did not get Kafka's range"]),
+        ("range", {"conforms": ()}, "true", ["No conformance records were read"]),
+        ("roundrobin", {}, None, ["roundrobin is not among the strategies replayed here"]),
+        ("in-house", {}, None, ["It is not one of this library's strategies, so no row replays it."]),
+    ],
+)
+def test_a_captured_group_names_its_strategy_and_compares_its_row_with_observed(protocol, case, equal, says, tmp_path):
+    records, verdicts = captured(protocol, **case)
+    write_report(records, tmp_path / "r.html", conformance=verdicts)
+    note, marked = own_strategy((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert note and note.group(1) == protocol and note.group(2) == equal
+    assert f"This group ran <b>{protocol}</b>" in note.group(3)
+    for text in says:
+        assert text in note.group(3), note.group(3)
+    assert marked == ([protocol] if equal else [])
+
+
+def test_a_group_that_changed_protocol_marks_every_strategy_it_ran(tmp_path):
+    records, _ = captured("range")
+    records[-3]["protocol"] = "sticky"  # the second generation's observed record
+    write_report(records, tmp_path / "r.html")
+    note, marked = own_strategy((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert note and note.group(1) == "range,sticky" and "no one strategy replays its whole history" in note.group(3)
+    assert sorted(marked) == ["range", "sticky"]
+
+
+def test_diff_records_without_observed_have_no_own_strategy_note(history_diffs, tmp_path):
+    assert cli(["report", str(history_diffs("topic-growth")), "--out", str(tmp_path / "r.html")]) == 0
+    assert own_strategy((tmp_path / "r.html").read_text(encoding="utf-8")) == (None, [])

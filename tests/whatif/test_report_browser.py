@@ -5,12 +5,14 @@ Chromium must be installed (Debian `chromium`; test.sh installs it): a missing b
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
 import struct
 import subprocess
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -59,10 +61,37 @@ def chromium(*args: str, user_dir: Path) -> str:
     return done.stdout
 
 
-def probe(report: Path, tmp_path: Path) -> dict:
+# Writes where the browser put each figure's x tick labels (per axis) and the events strip's marks.
+AXIS_PROBE = r"""<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const figures = [...document.querySelectorAll('.js-plotly-plot')].map(div => {
+    const axes = [...div.querySelectorAll('g.xaxislayer-above')].map(layer =>
+      [...layer.querySelectorAll('g[class$="tick"] > text')].map(t => {
+        const b = t.getBoundingClientRect();
+        return {left: b.left, right: b.right, text: [...t.childNodes].map(n => n.textContent).join('|')};
+      }));
+    const strip = div.querySelector('.scatterlayer .trace');
+    const marks = [...strip.querySelectorAll('.point')].map(p => {
+      const b = p.getBoundingClientRect();
+      return b.left + b.width / 2;
+    });
+    const box = el => { const b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+    return {axes, marks, legend: box(div.querySelector('g.legend')), modebar: box(div.querySelector('.modebar'))};
+  });
+  const own = [...document.querySelectorAll('table.summary tr.own span.own')].map(s => s.getBoundingClientRect().width);
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify({figures, own});
+  document.body.appendChild(pre);
+}, 300));
+</script>"""
+
+
+def probe(report: Path, tmp_path: Path, script: str = PROBE) -> dict:
     probed = tmp_path / "probed.html"
-    probed.write_text(report.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
-    dom = chromium("--virtual-time-budget=10000", "--dump-dom", probed.as_uri(), user_dir=tmp_path / "chrome-probe")
+    probed.write_text(report.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
+    dom = chromium("--virtual-time-budget=10000", "--window-size=1400,4000", "--dump-dom", probed.as_uri(),
+                   user_dir=tmp_path / "chrome-probe")
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
     assert found, "the probe did not run: the page's scripts failed"
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -227,3 +256,30 @@ def test_conformance_lane_of_a_replayed_capture(tmp_path: Path) -> None:
     assert result["tables"]["conformance"] == 2  # the differing generation and the one without a verdict
     shot = screenshot(report, tmp_path)
     assert shot.shape[0] > 0 and shot.std() > 0
+
+
+def test_a_burst_of_rebalances_stays_readable(burst_capture, tmp_path):
+    """A captured group's 14 generations, 13 of them in 37 s an hour after the first: every rebalance gets its
+    own place on the axis (marks at least 40 px apart), every chart row labels each one with its number and
+    time without two labels overlapping, the legend clear of the mode bar, and the group's own strategy is marked
+    in its ranking."""
+    report = tmp_path / "burst.html"
+    assert cli(["report", str(burst_capture), "--out", str(report)]) == 0
+    records = [json.loads(line) for f in (burst_capture / "diffs").glob("*.jsonl") for line in f.open()]
+    events = sorted({(r["cause"]["source"]["line"], r["event_ts"]) for r in records})
+    result = probe(report, tmp_path, AXIS_PROBE)
+    (figure,) = result["figures"]
+    marks = sorted(figure["marks"])
+    assert len(marks) == len(events)
+    assert min(b - a for a, b in itertools.pairwise(marks)) >= 40, marks
+    clock = [datetime.fromtimestamp(ts / 1000, UTC).strftime("%H:%M:%S") for _, ts in events]
+    assert len(figure["axes"]) == 6  # the events strip and five charts
+    for labels in figure["axes"]:
+        labels.sort(key=lambda t: t["left"])
+        assert [t["text"] for t in labels] == [f"{n}|{c}" for n, c in enumerate(clock, 1)]
+        assert all(a["right"] <= b["left"] for a, b in itertools.pairwise(labels)), labels
+    legend, modebar = figure["legend"], figure["modebar"]  # [left, top, right, bottom]
+    assert legend[3] <= modebar[1] or modebar[3] <= legend[1] or legend[2] <= modebar[0], (legend, modebar)
+    assert len(result["own"]) == 1 and result["own"][0] > 0  # range, the group's strategy
+    shot = screenshot(report, tmp_path)
+    assert colour_pixels(shot, STRATEGY_COLOURS["observed"]) > 500  # observed's line and marks are drawn

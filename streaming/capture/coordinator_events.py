@@ -20,6 +20,10 @@ completes:
   whose partition counts also give ``partitions`` events, else through cluster metadata (`topic_name`; an
   id nobody names stays as the id and is counted); a tombstone of the group epoch record (type 3) is
   ``delete_group``.
+- KIP-848 consumer groups polled with ConsumerGroupDescribe (`consumer_group`): one ``generation`` event per
+  target-assignment epoch seen, numbered by that epoch, members' target assignments as ``assigned``.
+- classic groups polled with DescribeGroups (`described`, `rebalancing`): the capture numbers the
+  generations itself, and times the rebalances it watches (``rebalance_ms``, ``rebalance_bounds_ms``).
 - before a group's ``generation`` event, a ``partitions`` event carries the partition counts of its topics
   that the group has not been told yet (from cluster metadata, see `metadata`); a later metadata change gives
   ``partitions`` / ``delete_topic`` events to every captured group subscribed to the topic.
@@ -29,6 +33,7 @@ Records that cannot be decoded are returned as `Undecodable` (position + reason)
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -36,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.javaorder import hashmap_order
-from streaming.kafka.coordinator_records import (
+from streaming.capture.coordinator_records import (
     ConsumerGroupCurrentMemberAssignmentValue,
     ConsumerGroupKey,
     ConsumerGroupMemberMetadataValue,
@@ -55,6 +60,7 @@ from streaming.kafka.coordinator_records import (
     decode_subscription,
     decode_value,
 )
+from streaming.capture.group_messages import DescribedConsumerGroup, TopicAssignment
 
 Event = dict[str, Any]
 SERVER_ASSIGNORS = {"uniform": "uniform", "range": "server-range"}  # KIP-848 assignor name -> strategy name
@@ -143,6 +149,9 @@ class _Group:
     cg_members: dict[str, ConsumerGroupMemberMetadataValue] = field(default_factory=dict)
     targets: dict[str, TopicIdPartitions] = field(default_factory=dict)
     current: dict[str, ConsumerGroupCurrentMemberAssignmentValue] = field(default_factory=dict)
+    # DescribeGroups polls of a classic group
+    seen_settled: int | None = None  # the last poll that saw it Stable or Empty
+    rebalance: tuple[int, int, int | None] | None = None  # polls that saw it rebalancing: first, last, the one before
 
 
 class Translator:
@@ -150,11 +159,13 @@ class Translator:
 
     def __init__(self, topic: str, groups: re.Pattern[str] | None = None,
                  partition_count: Callable[[str], int | None] = lambda _t: None,
-                 topic_name: Callable[[str], str | None] = lambda _id: None) -> None:
+                 topic_name: Callable[[str], str | None] = lambda _id: None,
+                 cluster_topics: Callable[[], Iterable[str]] = tuple) -> None:
         self.topic = topic
         self.groups = groups
         self.partition_count = partition_count  # cluster metadata: topic -> partition count (None: unknown)
         self.topic_name = topic_name  # cluster metadata: topic id -> name, when no PartitionMetadata names it
+        self.cluster_topics = cluster_topics  # cluster metadata: every topic name (for regex subscriptions)
         self.state: dict[str, _Group] = {}
         self.stats: Counter[str] = Counter()
 
@@ -259,19 +270,40 @@ class Translator:
     def described(self, group: str, protocol: str | None, members: Iterable[MemberMetadata],
                   ts: int) -> list[Event] | Undecodable:
         """A DescribeGroups snapshot of a classic consumer group that is Stable or Empty: a `generation` event
-        when it differs from the last one (numbered by the capture: DescribeGroups carries no generation, so
-        `skipped_generations` cannot be known, and a rebalance that changed nothing is not seen)."""
+        when it differs from the last one, or when earlier polls saw the group rebalancing (then it carries
+        the rebalance's timing, see `rebalancing`). Numbered by the capture: DescribeGroups carries no
+        generation, so `skipped_generations` cannot be known, and a rebalance that changed nothing and fell
+        between two polls is not seen."""
         try:
             decoded = {m.member_id: _classic_member(protocol, m) for m in members}
         except CoordinatorRecordError as err:
             return self._undecodable(-1, -1, f"group {group!r}: {err}")
         st = self.state.setdefault(group, _Group())
-        if st.generation is not None and decoded == st.members:
-            return []
-        static = _by_instance(decoded)
-        if st.generation is not None and static is not None and static == _by_instance(st.members):
-            return self._same_generation(group, st, decoded, None, ts)  # static members back under new ids
-        return self._generation(group, st, (st.generation or 0) + 1, protocol, None, decoded, None, ts)
+        rebalance, st.rebalance, st.seen_settled = st.rebalance, None, ts
+        if rebalance is None:
+            if st.generation is not None and decoded == st.members:
+                return []
+            static = _by_instance(decoded)
+            if st.generation is not None and static is not None and static == _by_instance(st.members):
+                return self._same_generation(group, st, decoded, None, ts)  # static members back under new ids
+        out = self._generation(group, st, (st.generation or 0) + 1, protocol, None, decoded, None, ts)
+        if rebalance is not None:
+            first, last, before = rebalance
+            out[-1]["rebalance_ms"] = ts - first
+            out[-1]["rebalance_bounds_ms"] = [last - first, None if before is None else ts - before]
+        return out
+
+    def rebalancing(self, group: str, ts: int) -> None:
+        """A DescribeGroups poll saw the classic group in PreparingRebalance or CompletingRebalance. The
+        group's next `generation` event then carries `rebalance_ms`: from the first poll that saw it
+        rebalancing to the first that saw it settled; and `rebalance_bounds_ms` [low, high]: the time the
+        rebalance surely took (first to last poll that saw it rebalancing) and at most took (the poll before
+        the first to the settled one; null when no earlier poll saw the group settled)."""
+        st = self.state.setdefault(group, _Group())
+        if st.rebalance is None:
+            st.rebalance = (ts, ts, st.seen_settled)
+        else:
+            st.rebalance = (st.rebalance[0], ts, st.rebalance[2])
 
     def seed(self, events: Iterable[Event]) -> None:
         """Continue after events this translator wrote before (a restarted `--source describe` capture):
@@ -289,8 +321,61 @@ class Translator:
                 self.state[group].told.pop(ev["topic"], None)
 
     def gone(self, group: str, ts: int) -> list[Event]:
-        """A group that no longer exists (DescribeGroups polling): `delete_group` if it was captured."""
+        """A group that no longer exists (polling): `delete_group` if it was captured."""
+        st = self.state.get(group)
+        if st is not None and st.generation is None:  # only ever seen rebalancing: nothing was emitted
+            del self.state[group]
+            return []
         return self._delete(group, None, ts)
+
+    def consumer_group(self, d: DescribedConsumerGroup, ts: int) -> list[Event]:
+        """A ConsumerGroupDescribe snapshot of a KIP-848 group: a `generation` event when its assignment epoch
+        is not the last one emitted, numbered by that epoch (a gap is epochs no poll saw). `assigned` is each
+        member's target assignment - the assignor's decision at that epoch, complete at once, while current
+        assignments converge to it member by member as revocations are acknowledged. `owned` is the target
+        the member had at the epoch before (the assignor's input) when the previous event was that epoch,
+        else what the member holds now, with its member epoch. `protocol` is the group's assignor."""
+        st = self.state.setdefault(d.group_id, _Group())
+        epoch = d.assignment_epoch
+        if st.generation == epoch:
+            return []
+        previous = st.members if st.generation == epoch - 1 else None
+        cluster = functools.cache(lambda: tuple(self.cluster_topics()))  # asked once, for regex subscriptions
+        members: dict[str, dict[str, Any]] = {}
+        for m in d.members:
+            topics = self._subscription(m.subscribed_topic_names, m.subscribed_topic_regex, cluster)
+            out: dict[str, Any] = {"topics": topics, "rack": m.rack_id, "instance_id": m.instance_id}
+            if m.subscribed_topic_regex is not None:
+                out["topic_regex"] = m.subscribed_topic_regex
+            if previous is None:
+                out["owned"] = self._assigned(st, m.assignment)
+                out["owned_generation"] = m.member_epoch
+            elif m.member_id in previous:
+                out["owned"] = previous[m.member_id].get("assigned", {})
+                out["owned_generation"] = epoch - 1
+            out["assigned"] = self._assigned(st, m.target_assignment)
+            out["client_id"] = m.client_id
+            out["client_host"] = m.client_host
+            members[m.member_id] = out
+        protocol = SERVER_ASSIGNORS.get(d.assignor_name, d.assignor_name)
+        return self._generation(d.group_id, st, epoch, protocol, None, members, None, ts)
+
+    def _subscription(self, names: Iterable[str], regex: str | None,
+                      cluster: Callable[[], Iterable[str]]) -> list[str]:
+        """Subscribed topic names, then the cluster's topics a regex subscription matches in full (as the
+        coordinator's RE2J `matches()`; Python's `re` reads the common syntax alike)."""
+        topics = list(names)
+        if regex is None:
+            return topics
+        try:
+            pattern = re.compile(regex)
+        except re.error:
+            self.stats["unreadable_topic_regexes"] += 1
+            return topics
+        return topics + sorted(t for t in cluster() if t not in topics and pattern.fullmatch(t))
+
+    def _assigned(self, st: _Group, partitions: Iterable[TopicAssignment]) -> dict[str, list[int]]:
+        return _by_topic(tuple((t.topic_name or self._topic(st, t.topic_id), t.partitions) for t in partitions))
 
     # ---------------------------------------------------------------------------------- KIP-848 groups
 
@@ -322,15 +407,16 @@ class Translator:
         else:
             d[member] = v
 
+    def _topic(self, st: _Group, topic_id: str) -> str:
+        """A topic id's name: from the group's PartitionMetadata, else cluster metadata, else the id itself."""
+        name = st.topic_names.get(topic_id) or self.topic_name(topic_id)
+        if name is None:
+            self.stats["unresolved_topic_ids"] += 1
+            return topic_id
+        return name
+
     def _names(self, st: _Group, partitions: TopicIdPartitions) -> dict[str, list[int]]:
-        named = []
-        for topic_id, parts in partitions:
-            name = st.topic_names.get(topic_id) or self.topic_name(topic_id)
-            if name is None:
-                self.stats["unresolved_topic_ids"] += 1
-                name = topic_id
-            named.append((name, parts))
-        return _by_topic(tuple(named))
+        return _by_topic(tuple((self._topic(st, topic_id), parts) for topic_id, parts in partitions))
 
     def _epoch(self, group: str, st: _Group, epoch: int, source: dict, ts: int) -> list[Event]:
         members: dict[str, dict[str, Any]] = {}

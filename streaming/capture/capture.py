@@ -3,15 +3,17 @@
 
 The offsets topic is read from its earliest offset with the group-less read_committed consumer (aborted
 transactional offset commits never count; no offsets of ours are stored anywhere); `--once` reads up to the
-end offsets taken at start. Records go through `streaming.kafka.coordinator_events.Translator` in offset
+end offsets taken at start. Records go through `streaming.capture.coordinator_events.Translator` in offset
 order per partition (all of a group's records share a partition, so per-group order is kept). Partition
 counts come from Metadata requests, asked once per topic and re-asked for every known topic each poll
 interval, so that a later partition increase or deletion becomes a `partitions` / `delete_topic` event.
 
-`--source describe` polls ListGroups + DescribeGroups every poll interval, for clusters whose offsets topic
-is not readable: a Stable or Empty consumer group whose members or assignments differ from the last poll
-becomes a `generation` event (numbered by the capture), a group that disappeared a `delete_group`. It only
-sees what is there at each poll.
+`--source describe` polls ListGroups every poll interval, for clusters whose offsets topic is not readable:
+DescribeGroups for classic groups (a Stable or Empty group whose members or assignments differ from the
+last poll, or that an earlier poll saw rebalancing, becomes a `generation` event numbered by the capture,
+with the rebalance's observed duration), ConsumerGroupDescribe for KIP-848 consumer groups where the
+cluster has it (one `generation` event per target-assignment epoch seen; `streaming.capture.group_client`);
+a group that disappeared becomes a `delete_group`. It only sees what is there at each poll.
 
 `--events-topic`: each poll's events go to the events topic (keyed by group, Kafka's default partitioning)
 together with a marker holding the offsets-topic positions they came from, in ONE transaction
@@ -26,12 +28,10 @@ removed records in between (compaction of the offsets topic keeps only the lates
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +39,14 @@ from typing import IO, Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
+from streaming.capture.coordinator_events import Event, Translator, Undecodable
+from streaming.capture.coordinator_records import MemberMetadata
+from streaming.capture.group_client import describe_consumer_groups, list_groups
+from streaming.capture.group_messages import ListedGroup
+from streaming.capture.traffic_poll import TrafficPoll
+from streaming.capture.wire import kafka_topic_id
 from streaming.core.config import Limits
 from streaming.kafka.consumer import committed_consumer
-from streaming.kafka.coordinator_events import Event, Translator, Undecodable
-from streaming.kafka.coordinator_records import MemberMetadata
 from streaming.kafka.loader import DEFAULT_PARTITIONS
 from streaming.kafka.options import to_kafka_python
 from streaming.kafka.topics import ensure_topics
@@ -62,6 +66,12 @@ class CaptureSettings:
     poll_interval: float = 5.0
     strict: bool = False
     kafka_options: Mapping[str, str] = field(default_factory=dict)
+    traffic_interval: float | None = None  # --traffic-interval: `rates` traffic events (streaming.capture.traffic_poll)
+
+    def traffic_poll(self) -> TrafficPoll | None:
+        if self.traffic_interval is None:
+            return None
+        return TrafficPoll(self.traffic_interval, {**self.kafka_options, "bootstrap.servers": self.bootstrap})
 
 
 class EventsTopic:
@@ -132,11 +142,6 @@ class TopicMetadata:
         return out
 
 
-def kafka_topic_id(value: uuid.UUID) -> str:
-    """A topic id as Kafka prints it (URL-safe base64, no padding), as the decoder gives it."""
-    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
-
-
 def written_events(path: Path) -> list[Event]:
     """The events an earlier capture wrote to `path` (none if it does not exist); a torn last line (the
     previous run died mid-write) is cut off the file."""
@@ -169,20 +174,24 @@ def capture_offsets(settings: CaptureSettings, out: IO[str] | EventsTopic, progr
     base = {**settings.kafka_options, "bootstrap.servers": settings.bootstrap}
     consumer = committed_consumer(base, allow_auto_create_topics=False)
     admin = KafkaAdminClient(**to_kafka_python(base, "admin"))
+    traffic = settings.traffic_poll()
     try:
         metadata = TopicMetadata(admin)
         translator = Translator(settings.offsets_topic, settings.groups, metadata.count, metadata.name_of_id)
         if isinstance(out, EventsTopic):
             resume = out.positions
-        _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop)
+        _run(settings, consumer, metadata, translator, out, progress, dict(resume or {}), stop, traffic)
         return translator
     finally:
         consumer.close()
         admin.close()
+        if traffic is not None:
+            traffic.close()
 
 
 def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMetadata, translator: Translator,
-         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool]) -> None:
+         out: IO[str] | EventsTopic, progress: IO[str], resume: dict[int, int], stop: Callable[[], bool],
+         traffic: TrafficPoll | None = None) -> None:
     topic = settings.offsets_topic
     parts = consumer.partitions_for_topic(topic)
     if not parts:
@@ -190,10 +199,14 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
     tps = [TopicPartition(topic, p) for p in sorted(parts)]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
-    end = consumer.end_offsets(tps) if settings.once else {}
+    backlog = consumer.end_offsets(tps)  # what the topic held at start
+    end = backlog if settings.once else {}
     last_poll = time.monotonic()
     last_report = 0.0
     while not stop():
+        if backlog and all(consumer.position(tp) >= backlog[tp] for tp in tps):
+            backlog = {}
+            _hint_without_groups(translator, topic, progress)
         if settings.once and all(consumer.position(tp) >= end[tp] for tp in tps):
             break
         batch = consumer.poll(timeout_ms=int(min(settings.poll_interval, 1.0) * 1000))
@@ -215,11 +228,30 @@ def _run(settings: CaptureSettings, consumer: KafkaConsumer, metadata: TopicMeta
         if not settings.once and now - last_poll >= settings.poll_interval:
             last_poll = now
             events.extend(translator.metadata(metadata.refresh(), int(time.time() * 1000)))
+        if traffic is not None and not settings.once and (traffic.last is not None or _at_end(consumer, tps, batch)):
+            events.extend(traffic.poll(translator.state))  # sampled once the history is read: traffic is now
         _emit(out, events, reached, progress)
         if now - last_report >= 5.0:
             last_report = now
             _report(translator, progress, consumer, tps, end)
+    if traffic is not None and settings.once:
+        _emit(out, traffic.final(translator.state), {}, progress)
     _report(translator, progress, consumer, tps, end)
+
+
+def _at_end(consumer: KafkaConsumer, tps: list[TopicPartition], batch: Mapping[Any, Any]) -> bool:
+    """The offsets topic is read up to its end offsets (asked only after a poll that returned nothing)."""
+    return not batch and all(consumer.position(tp) >= e for tp, e in consumer.end_offsets(tps).items())
+
+
+def _hint_without_groups(translator: Translator, topic: str, progress: IO[str]) -> None:
+    """Once the records the topic held at start are read: a topic without any group's record says so and
+    what to use instead (brokers that keep their groups elsewhere, the local noida-db among them)."""
+    s = translator.stats
+    if not translator.state and not s["generation_events"] and not s["filtered_groups"]:
+        print(f"capture: {topic} holds no group records ({s['records']} records read); if this broker keeps "
+              "its groups elsewhere, capture with --source describe (polls DescribeGroups)", file=progress,
+              flush=True)
 
 
 def _emit(out: IO[str] | EventsTopic, events: list[Event], reached: Mapping[int, int], progress: IO[str]) -> None:
@@ -275,12 +307,16 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
     progress = progress or sys.stderr
     admin = _RawDescribeAdmin(**to_kafka_python({**settings.kafka_options, "bootstrap.servers": settings.bootstrap},
                                                 "admin"))
+    traffic = settings.traffic_poll()
     try:
         metadata = TopicMetadata(admin)
-        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id)
+        translator = Translator("", settings.groups, metadata.count, metadata.name_of_id, admin.list_topics)
         translator.seed(previous)
+        told: set[str] = set()
         while True:
-            events, bad = describe_poll(admin, translator, metadata, progress)
+            events, bad = describe_poll(admin, translator, metadata, progress, told)
+            if traffic is not None:
+                events.extend(traffic.final(translator.state) if settings.once else traffic.poll(translator.state))
             _write(out, events, progress)
             if bad and settings.strict:
                 raise CaptureFailed(f"{bad[0]} (--strict)")
@@ -296,25 +332,45 @@ def capture_describe(settings: CaptureSettings, out: IO[str], progress: IO[str] 
                 time.sleep(min(0.2, settings.poll_interval))
     finally:
         admin.close()
+        if traffic is not None:
+            traffic.close()
 
 
 def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: TopicMetadata,
-                  progress: IO[str]) -> tuple[list[Event], list[str]]:
-    """One ListGroups + DescribeGroups round (and a metadata refresh): the events it completes, and the
-    reasons of the groups whose member data could not be decoded (reported, skipped)."""
+                  progress: IO[str] | None, told: set[str] | None = None) -> tuple[list[Event], list[str]]:
+    """One poll: ListGroups on every broker, DescribeGroups for classic groups, ConsumerGroupDescribe for
+    consumer-protocol (KIP-848) groups, and a metadata refresh. Returns the events it completes and the
+    reasons of the member data and answers that could not be decoded (reported, skipped; `--strict` stops
+    on them). Groups that could not be described are reported and skipped. The line saying what the capture
+    does instead of describing consumer-protocol groups is printed once per `told` set."""
     now = int(time.time() * 1000)
     bad: list[str] = []
-    listed = [g["group_id"] for g in admin.list_groups() if g.get("protocol_type") == "consumer"]
-    wanted = [g for g in listed if translator.groups is None or translator.groups.search(g)]
+    listing = list_groups(admin)
+    if listing.note is not None and listing.note not in (told if told is not None else ()):
+        print(f"capture: {listing.note}", file=progress, flush=True)
+        if told is not None:
+            told.add(listing.note)
+
+    def wanted(g: ListedGroup) -> bool:
+        return translator.groups is None or translator.groups.search(g.group_id) is not None
+
+    classic = [g.group_id for g in listing.groups
+               if g.protocol_type == "consumer" and g.group_type in (None, "classic") and wanted(g)]
+    consumer = [g.group_id for g in listing.groups if g.group_type == "consumer" and wanted(g)]
     # metadata first: a rebalance caused by a partition increase then follows the `partitions` event
     events: list[Event] = translator.metadata(metadata.refresh(), now)
-    for group in sorted(set(translator.state) - set(wanted)):
+    for group in sorted(set(translator.state) - set(classic) - set(consumer)):
         events.extend(translator.gone(group, now))
-    described = admin.describe_groups(wanted) if wanted else {}
-    for group in wanted:
+    described = admin.describe_groups(classic) if classic else {}
+    for group in classic:
         d = described.get(group)
-        if d is None or d.error_code or d.protocol_type != "consumer" or d.group_state not in ("Stable", "Empty"):
-            continue  # mid-rebalance (or gone meanwhile): the next poll sees how it ends
+        if d is None or d.error_code or d.protocol_type != "consumer":
+            continue  # gone meanwhile: the next poll sees it
+        if d.group_state in ("PreparingRebalance", "CompletingRebalance"):
+            translator.rebalancing(group, now)  # the next poll that sees it settled times the rebalance
+            continue
+        if d.group_state not in ("Stable", "Empty"):
+            continue
         members = [MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host, -1, -1,
                                   m.member_metadata, m.member_assignment) for m in d.members]
         got = translator.described(group, d.protocol_data or None, members, now)
@@ -323,4 +379,12 @@ def describe_poll(admin: KafkaAdminClient, translator: Translator, metadata: Top
             bad.append(got.reason)
             continue
         events.extend(got)
+    found = describe_consumer_groups(admin, consumer)
+    for line in found.skipped:
+        print(f"capture: {line}; skipped", file=progress, flush=True)
+    for line in found.undecodable:
+        print(f"capture: undecodable {line}", file=progress, flush=True)
+    bad.extend(found.undecodable)
+    for g in found.groups:
+        events.extend(translator.consumer_group(g, now))
     return events, bad
