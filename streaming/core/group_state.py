@@ -140,8 +140,8 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
                             own_strategy=recorded.protocol if recorded is not None else None,
                             emptied=recorded is not None and not recorded.members)
     traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
-    load = group_load(traffic, old.sizes.tolist(), shape.topics, shape.sizes, shape.members, old.load) if traffic \
-        else None
+    load = group_load(traffic, _last_round_sizes(old), shape.topics, shape.sizes, shape.members, old.load) \
+        if traffic else None
     rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
@@ -164,7 +164,34 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         traffic=traffic,
         load=load,
         rebalance_ms=recorded_ms,
+        grown={} if rebalance or observed is None else _grown(old, shape.sizes, traffic),
     )
+
+
+def _last_round_sizes(old: GroupState) -> list[int]:
+    """The partition counts before the event as the group's last round saw them: a captured history's topics
+    that grew without a round count from their size at that round (`GroupState.grown`)."""
+    sizes: list[int] = old.sizes.tolist()
+    if old.grown:
+        for t, name in enumerate(old.topics):
+            sizes[t] = old.grown.get(name, sizes[t])
+    return sizes
+
+
+def _grown(old: GroupState, sizes: list[int], traffic: dict[str, TopicTraffic]) -> dict[str, int]:
+    """`GroupState.grown` after an event without a round in a captured history: the keyed-traffic topics whose
+    count it changed join with their count before it (a topic grown twice keeps the first); deleted ones leave."""
+    grown = old.grown
+    for t, (name, before) in enumerate(zip(old.topics, old.sizes.tolist(), strict=True)):
+        after = sizes[t]
+        if after == before:
+            continue
+        tr = traffic.get(name)
+        if not after:
+            grown = {k: v for k, v in grown.items() if k != name}
+        elif before and tr is not None and tr.keyed and name not in grown:
+            grown = {**grown, name: before}
+    return grown
 
 
 def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
@@ -184,7 +211,7 @@ def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
     traffic = dict(old.traffic)
     traffic[ev.topic] = ev.traffic
     return GroupState(old.topics, old.sizes, old.rack_names, old.rack_bits, old.members, old.strategies, old.departed,
-                      old.departed_partitions, traffic, rebalance_ms=old.rebalance_ms)
+                      old.departed_partitions, traffic, rebalance_ms=old.rebalance_ms, grown=old.grown)
 
 
 def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: list[int]) -> dict[str, TopicTraffic]:

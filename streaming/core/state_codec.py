@@ -102,13 +102,16 @@ class GroupState:
     # how long the capture saw the group's latest classic rebalance last (a `generation` event's `rebalance_ms`;
     # None: none seen), for `--timing rebalance_ms=observed` (docs/cost.md)
     rebalance_ms: int | None
+    # topic -> its partition count at the group's last round, for the keyed-traffic topics of a captured history
+    # that grew since without a round (the next round's `keys_moved` counts from there); empty otherwise
+    grown: dict[str, int]
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
                  departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
                  traffic: dict[str, TopicTraffic] | None = None, load: GroupLoad | None = None,
-                 rebalance_ms: int | None = None) -> None:
+                 rebalance_ms: int | None = None, grown: dict[str, int] | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -120,6 +123,7 @@ class GroupState:
         self.traffic = {} if traffic is None else traffic
         self.load = load
         self.rebalance_ms = rebalance_ms
+        self.grown = {} if grown is None else grown
 
     @property
     def num_partitions(self) -> int:
@@ -240,6 +244,8 @@ def encode(state: GroupState) -> bytes:
         header["traffic"] = [[topic, *t.wire()] for topic, t in state.traffic.items()]
     if state.rebalance_ms is not None:  # a later key: other blobs keep their bytes, older blobs decode as before
         header["rebalance_ms"] = state.rebalance_ms
+    if state.grown:  # a later key, as above
+        header["grown"] = state.grown
     # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
     # at a fraction of the cost; a float (a weight, a rate) it may spell otherwise ("1e-5" for "1e-05"), so floats keep
     # json (both spell a double so that it reads back as the same double)
@@ -289,4 +295,5 @@ def decode(blob: bytes) -> GroupState:
         departed=departed,
         traffic={entry[0]: traffic_from_wire(entry[1:]) for entry in header.get("traffic", ())},
         rebalance_ms=header.get("rebalance_ms"),
+        grown=dict(header.get("grown", {})),
     )

@@ -291,7 +291,7 @@ def test_traffic_is_kept_in_the_state_and_old_blobs_still_decode() -> None:
     assert list(state.traffic) == ["t"] and state.traffic["t"].weights == (1.5, 0.5)
     assert encode(decode(blob)) == blob
     old = decode(OLD_BLOB)
-    assert old.traffic == {} and [m.id for m in old.members] == ["a", "b"]
+    assert old.traffic == {} and old.grown == {} and [m.id for m in old.members] == ["a", "b"]
     assert encode(old) == OLD_BLOB, "a group without traffic keeps its blob's bytes"
     # resuming from the blob gives what the uninterrupted replay gives
     rest = [rec({"group": "g", "type": "join", "member": "b", "topics": ["t"]}, 3)]
@@ -346,3 +346,45 @@ def test_rate_balanced_in_the_state_machine_balances_the_reported_load() -> None
     total = math.fsum(rates)
     assert by_strategy["rate-balanced"]["rate_max"] <= total / 3 + (2 / 3) * 900
     assert by_strategy["rate-balanced"]["rate_max"] == 900.0 < by_strategy["range"]["rate_max"]
+
+
+def test_a_captured_group_reports_the_keys_moved_since_its_last_round_at_its_next_generation() -> None:
+    """A captured history rebalances at its generations only: the growths of a keyed topic between two of them
+    make no round, and the next generation's records carry `keys_moved` from the count at the last round (4)
+    to the count now (9), in every strategy's records and `observed`'s; the one after carries none. The same
+    records whatever the batching, across a restart from the state blob."""
+    keys = {f"user-{i}": 1 + i % 5 for i in range(40)}
+
+    def generation(n: int, size: int) -> dict:
+        return {"group": "g", "type": "generation", "generation": n, "protocol": "range",
+                "members": {"a": {"topics": ["t"], "assigned": {"t": list(range(0, size, 2))}},
+                            "b": {"topics": ["t"], "assigned": {"t": list(range(1, size, 2))}}}}
+
+    events: list[dict | bytes] = [
+        {"group": "g", "type": "partitions", "partitions": {"t": 4}},
+        generation(1, 4),
+        {"group": "g", "type": "traffic", "topic": "t", "rate": 1000, "keys": keys},
+        {"group": "g", "type": "partitions", "partitions": {"t": 6}},
+        {"group": "g", "type": "partitions", "partitions": {"t": 9}},
+        generation(2, 9),
+        generation(3, 9),
+    ]
+    strategies = ("sticky", "cooperative-sticky", "uniform", "rate-balanced")
+    out = run(events, strategies)
+    lines = [r["cause"]["source"]["line"] for kind, r in out if kind == "diff"]
+    assert 4 not in lines and 5 not in lines, "a captured group's growth makes no round"
+    gone = math.fsum(w for k, w in keys.items() if partition_for_key(k.encode(), 4) != partition_for_key(k.encode(), 9))
+    at_6 = [r for kind, r in out if kind == "diff" and r["cause"]["source"]["line"] == 6]
+    assert {r["strategy"] for r in at_6} == {*strategies, "observed"}
+    assert all(r["keys_moved"] == {"t": gone / math.fsum(keys.values())} for r in at_6), at_6
+    assert not any("keys_moved" in r for kind, r in out if kind == "diff" and r["cause"]["source"]["line"] == 7)
+    records = [rec(e, i + 1) for i, e in enumerate(events)]
+    config = PipelineConfig(strategies=strategies)
+    whole = replay_values(records, config, None)
+    assert replay_values(records, config, 1) == whole
+    states: dict[str, bytes] = {}
+    head = [(o.kind, o.key, o.order, o.value) for o in replay(records[:5], config, now_ms=lambda: 0, states=states)]
+    assert decode(states["g"]).grown == {"t": 4}, "the count at the last round survives the blob"
+    tail = [(o.kind, o.key, o.order, o.value) for o in replay(records[5:], config, now_ms=lambda: 0, states=states)]
+    assert head + tail == whole
+    assert decode(states["g"]).grown == {}
