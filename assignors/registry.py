@@ -2,12 +2,14 @@
 
 Every strategy is a class with a `name` and `assign(spec) -> list[np.ndarray]` (global partition ids
 per member, in `spec.member_ids` order), like Kafka's one-class-per-strategy assignors over shared
-engines. Modules are imported on first use so that `import assignors` stays cheap.
+engines; a `RATE_AWARE` one also takes the msgs/s of every partition, `assign(spec, rates)`. Modules are
+imported on first use so that `import assignors` stays cheap.
 """
 
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Protocol
@@ -26,6 +28,7 @@ _STRATEGIES: dict[str, str] = {
     "metaq-default": "assignors.metaq:MetaqDefaultAssignor",
     "metaq-consistent-hash": "assignors.metaq:MetaqConsistentHashAssignor",
     "weighted-sticky": "assignors.weighted:WeightedStickyAssignor",
+    "rate-balanced": "assignors.rate_balanced:RateBalancedAssignor",
 }
 STRATEGIES: tuple[str, ...] = tuple(_STRATEGIES)
 # strategies whose result depends on the topics and members alone: they read no member's `owned` or
@@ -37,6 +40,8 @@ OWNERSHIP_BLIND: frozenset[str] = frozenset(
 # and RoundRobin hand a topic's partitions to its subscribers alone; the sticky engine may hand one back to a
 # previous owner): no member of theirs rejects its assignment (tests/assignors/test_properties.py checks it)
 SUBSCRIBERS_ONLY: frozenset[str] = frozenset({"range", "roundrobin"})
+# strategies that read the partitions' msgs/s (the `rates` argument below); the others ignore it, as Kafka's do
+RATE_AWARE: frozenset[str] = frozenset({"rate-balanced"})
 
 
 class Assignor(Protocol):
@@ -64,15 +69,22 @@ def _assignor_class(strategy: str) -> type[Assignor]:
     return getattr(importlib.import_module(module), cls)
 
 
-def assign_spec(strategy: str, spec: GroupSpec) -> list[np.ndarray]:
-    """Array-level entry point: global partition ids per member, in `spec.member_ids` order."""
-    return get_assignor(strategy).assign(spec)
+def assign_spec(strategy: str, spec: GroupSpec, rates: np.ndarray | None = None) -> list[np.ndarray]:
+    """Array-level entry point: global partition ids per member, in `spec.member_ids` order. `rates`: float64 msgs/s
+    per global partition id, for a `RATE_AWARE` strategy (None: no traffic)."""
+    assignor = get_assignor(strategy)
+    if strategy in RATE_AWARE:
+        return assignor.assign(spec, rates)  # type: ignore[call-arg]
+    return assignor.assign(spec)
 
 
-def assign_owners(strategy: str, spec: GroupSpec) -> np.ndarray:
+def assign_owners(strategy: str, spec: GroupSpec, rates: np.ndarray | None = None) -> np.ndarray:
     """`assign_spec` as int32 owners (member index per global partition id, -1: nobody), what the streaming
     state machine keeps: from the assignor's own `owners(spec)` where it computes those anyway (Range,
-    RoundRobin), which spares building and re-reading the per-member lists on every small round."""
+    RoundRobin), which spares building and re-reading the per-member lists on every small round. `rates`: as in
+    `assign_spec`."""
+    if strategy in RATE_AWARE:
+        return owner_of(assign_spec(strategy, spec, rates), spec.num_partitions)
     return _owners_function(check_strategy(strategy))(spec)
 
 
@@ -90,12 +102,42 @@ def assign(
     topics: Mapping[str, int],
     members: Mapping[str, Member],
     partition_racks: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    partition_rates: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, list[tuple[str, int]]]:
     """Kafka's assignment for one rebalance: member id -> partitions sorted by (topic, partition).
 
     `members` is in the order the group leader received them (docs/assignors.md); the sticky family iterates
     them in the order of the leader's Java `HashMap` filled in that order (`GroupSpec.leader_order`).
+    `partition_rates`: msgs/s per partition of each topic (topics left out carry 0), read by `RATE_AWARE`
+    strategies only.
     """
-    assignor = get_assignor(strategy)
+    check_strategy(strategy)
     spec = build_spec(topics, members, partition_racks)
-    return spec.to_result(assignor.assign(spec))
+    rates = None if partition_rates is None else rates_array(spec, partition_rates)
+    return spec.to_result(assign_spec(strategy, spec, rates))
+
+
+def rates_array(spec: GroupSpec, partition_rates: Mapping[str, Sequence[float]]) -> np.ndarray:
+    """`partition_rates` ({topic: msgs/s per partition}) as float64 per global id of `spec`; ValueError naming the
+    entry when a topic has no metadata, a list has another length than the topic, or a rate is negative or not
+    finite."""
+    if not isinstance(partition_rates, Mapping):
+        raise ValueError(f"partition_rates: expected a mapping of topic -> rates, got {type(partition_rates).__name__}")
+    out = np.zeros(spec.num_partitions, dtype=np.float64)
+    for topic, values in partition_rates.items():
+        where = f"partition_rates[{topic!r}]"
+        t = spec.topic_index.get(topic) if isinstance(topic, str) else None
+        if t is None:
+            raise ValueError(f"{where}: no partition count for this topic in `topics`")
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
+            raise ValueError(f"{where}: expected a list of msgs/s per partition")
+        size = int(spec.topic_sizes[t])
+        if len(values) != size:
+            raise ValueError(f"{where}: {len(values)} rates for {size} partitions")
+        for p, r in enumerate(values):
+            if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)) or not (
+                    math.isfinite(r) and r >= 0):
+                raise ValueError(f"{where}[{p}]: expected a finite number >= 0, got {r!r}")
+        start = int(spec.topic_start[t])
+        out[start:start + size] = [float(r) for r in values]
+    return out

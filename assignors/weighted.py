@@ -45,7 +45,7 @@ class WeightedStickyAssignor:
         name_pos = np.empty(len(spec.topic_names), dtype=np.int64)
         name_pos[spec.topics_by_name] = np.arange(len(spec.topic_names))
         weights = spec.weights if spec.weights is not None else np.ones(m)
-        previous = _previous_owner(spec, rank)
+        previous = previous_owner(spec, rank)
         owners = np.full(spec.num_partitions, -1, dtype=np.int64)
         slot = np.full(m, -1, dtype=np.int64)  # a member's position among its pool's subscribers
         for members, topics in _pools(spec).items():
@@ -58,7 +58,7 @@ class WeightedStickyAssignor:
         return ids_by_owner(owners, m)
 
 
-def _previous_owner(spec: GroupSpec, rank: np.ndarray) -> np.ndarray:
+def previous_owner(spec: GroupSpec, rank: np.ndarray) -> np.ndarray:
     """Per partition, the member whose claim counts (highest generation, then smallest member id), among
     claimants that still subscribe to its topic; -1 if none."""
     out = np.full(spec.num_partitions, -1, dtype=np.int64)

@@ -1,6 +1,6 @@
 """The streaming pipeline's speed, side by side with the plain loop over the same log.
 
-    python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--trickle 150]
+    python -m bench.pipeline [--events 100000] [--groups 1000] [--seed N] [--traffic SHARE] [--trickle 150]
                              [--strategies sticky,cooperative-sticky [--strategies range,roundrobin ...]]
                              [--big-partitions 1000000] [--big-members 2000]
                              [--skip throughput,latency,big | --skip spark] [--master spark://HOST:PORT]
@@ -14,6 +14,10 @@
    spark --strategies sticky,cooperative-sticky --strategies range,roundrobin` prints docs/performance.md's loop
    figures.
    The Spark measurements below use the first set; `--skip loop` leaves the loop out unless throughput runs.
+   `--traffic SHARE` adds `traffic` events to the generated log (docs/traffic.md): every group's topics get one
+   after its first metadata, then one follows a membership event with probability SHARE; the membership events
+   stay the same, so a run with and one without compare the cost of traffic; events/s then count every event
+   of the log, traffic events included (CPU seconds compare the same membership events).
 1. Throughput: one generated log (fixed seed) through `local.replay` (the state machine in a plain loop: no
    Spark, no Kafka), `rebalance replay` (Spark, JSONL files in and out) and `rebalance serve --once` (Spark,
    local Kafka broker in and out, exactly-once sink), each Spark run next to its *Spark floor*: the same
@@ -99,24 +103,50 @@ class _Group:
         self.topics[topic] += r.randint(1, 8)
         return {"type": "partitions", "partitions": {topic: self.topics[topic]}}
 
+    def traffic_event(self, topic: str, rng: random.Random) -> dict:
+        """msgs/s of one of its topics: per-partition rates with a hot partition, or keyed with a hot key (drawn
+        from `rng`, not the group's own, so its membership events stay the same)."""
+        n = self.topics[topic]
+        if rng.random() < 0.5:
+            rates = [round(rng.uniform(50, 500), 1) for _ in range(n)]
+            rates[rng.randrange(n)] = round(rng.uniform(2_000, 20_000), 1)
+            return {"type": "traffic", "topic": topic, "rates": rates}
+        keys = {f"k{i}": round(1 / i, 4) for i in range(1, 21)} | {"hot": round(rng.uniform(5, 50), 2)}
+        return {"type": "traffic", "topic": topic, "rate": round(rng.uniform(1_000, 50_000)), "keys": keys,
+                "null_share": round(rng.random(), 2)}
 
-def group_events(groups: int, seed: int = SEED) -> Iterator[dict]:
+
+def group_events(groups: int, seed: int = SEED, traffic: float = 0.0) -> Iterator[dict]:
     """An endless stream of membership events over `groups` groups: every group starts early (in order),
-    then random interleaving; no `ts` (the caller stamps it)."""
+    then random interleaving; no `ts` (the caller stamps it). With `traffic` > 0, `traffic` events follow: one
+    per topic after a group's first metadata, then one after a membership event with that probability."""
     rng = random.Random(seed)
+    traffic_rng = random.Random(seed + 1)
     gs = [_Group(f"g{i:05d}", random.Random(rng.getrandbits(64))) for i in range(groups)]
     n = 0
     while True:
         g = gs[n] if n < groups else rng.choice(gs)
         yield {"group": g.name, **g.next_event()}
+        if traffic > 0:
+            if n < groups:  # the group's first metadata: traffic for every topic
+                for t in g.topics:
+                    yield {"group": g.name, **g.traffic_event(t, traffic_rng)}
+            elif traffic_rng.random() < traffic:
+                yield {"group": g.name, **g.traffic_event(traffic_rng.choice(list(g.topics)), traffic_rng)}
         n += 1
 
 
-def generate_log(path: Path, events: int, groups: int, seed: int = SEED) -> Path:
-    """`events` membership events over `groups` groups, interleaved at random, one JSON object per line."""
+def generate_log(path: Path, events: int, groups: int, seed: int = SEED, traffic: float = 0.0) -> Path:
+    """`events` membership events over `groups` groups, interleaved at random, one JSON object per line; with
+    `traffic` > 0, `traffic` events among them (`group_events`)."""
+    membership = 0
     with path.open("w") as f:
-        for n, event in zip(range(events), group_events(groups, seed), strict=False):
-            f.write(json.dumps({**event, "ts": TS0 + n * 10}, separators=(",", ":")))
+        for line, event in enumerate(group_events(groups, seed, traffic)):
+            if event["type"] != "traffic":
+                if membership == events:
+                    break
+                membership += 1
+            f.write(json.dumps({**event, "ts": TS0 + line * 10}, separators=(",", ":")))
             f.write("\n")
     return path
 
@@ -496,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--groups", type=int, default=1_000)
     p.add_argument("--seed", type=int, default=SEED, help="seed of the generated log (default: %(default)s)")
+    p.add_argument("--traffic", type=float, default=0.0,
+                   help="share of membership events followed by a traffic event in the generated log (default: none)")
     p.add_argument("--max-events-per-batch", type=int, default=None)
     p.add_argument("--strategies", action="append", default=None,
                    help=f"comma-separated strategy names or 'all'; repeat for more sets (the plain loop runs each, "
@@ -526,7 +558,13 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         loop: list[LoopRun] = []
         if "loop" not in skip or "throughput" not in skip:  # the throughput table compares with the loop
-            log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed)
+            log = generate_log(work / "throughput.jsonl", args.events, args.groups, seed=args.seed,
+                               traffic=args.traffic)
+            if args.traffic > 0:  # the rates below are over every event of the log, traffic events included
+                from streaming.core.local import line_count
+
+                membership, args.events = args.events, line_count(log)
+                say(f"log: {membership} membership and {args.events - membership} traffic events")
             say(f"log: {args.events} events over {args.groups} groups -> {log}")
             loop = bench_loop(args, log)
         jvm_mib = None

@@ -8,6 +8,10 @@ regenerating gives byte-identical files; the bundled copies in `whatif/samples/`
 UUID whenever a consumer process starts); ``ts`` are epoch milliseconds with realistic spacing
 (pods start within seconds, deploys step every few tens of seconds, autoscalers act over minutes).
 
+Eight of them carry `traffic` events (msgs/s per topic, docs/traffic.md) right after their first metadata: a hot
+key, null-key topics, a topic that grows under keyed traffic, and rates as `rebalance capture --traffic-interval`
+measures them; large-group has none.
+
 Racks use two extension fields: ``rack`` on `join` (the member's ``client.rack``) and
 ``partition_racks`` on `partitions` events (``{topic: [[rack, ...] per partition]}``: the racks holding
 a replica of each partition).
@@ -67,12 +71,36 @@ class Timeline:
     def partitions(self, counts: dict[str, int], racks: dict[str, list[list[str]]] | None = None) -> None:
         self.emit("partitions", partitions=counts, partition_racks=racks)
 
+    def traffic(self, topic: str, **fields: object) -> None:
+        """One topic's msgs/s, one millisecond after the previous event: the clock and its random draws stay as
+        they were, so the membership story keeps its timestamps."""
+        self.events.append({"group": self.group, "type": "traffic", "topic": topic, **fields,
+                            "ts": self.events[-1]["ts"] + 1})
+
+
+def zipf_keys(prefix: str, count: int, hot: str, hot_weight: float) -> dict[str, float]:
+    """Key weights as real key spaces have them: a Zipf tail (weight 1 / rank^1.1) behind one hot key."""
+    return {hot: hot_weight, **{f"{prefix}-{i:04d}": round(1 / i ** 1.1, 4) for i in range(1, count + 1)}}
+
+
+def measured(name: str, count: int, base: float, spread: float, hot: dict[int, float] | None = None) -> list[float]:
+    """Per-partition rates as a capture measures them: around `base` within ± `spread` (relative), `hot` ones
+    set; seeded by `name` alone, so the membership stories' draws stay as they were."""
+    rng = random.Random(f"{SEED}:{name}:traffic")
+    rates = [round(base * rng.uniform(1 - spread, 1 + spread), 1) for _ in range(count)]
+    for p, rate in (hot or {}).items():
+        rates[p] = rate
+    return rates
+
 
 def rolling_deploy(rng: random.Random) -> Timeline:
     """12 consumers start, then a rolling deploy replaces them one by one (leave, new pod joins)."""
     tl = Timeline("checkout-service", rng)
     topics = {"orders": 24, "payments": 12}
     tl.partitions(topics)
+    # one merchant drives most keyed orders: its partition is hot; payments as a capture measures them
+    tl.traffic("orders", rate=12000, keys=zipf_keys("merchant", 120, "merchant-megastore", 60.0), null_share=0.05)
+    tl.traffic("payments", rates=measured("payments", 12, 400, 0.15, {5: 2600.0}))
     members = []
     for i in range(12):
         tl.wait(0.6)
@@ -91,6 +119,7 @@ def autoscaling(rng: random.Random) -> Timeline:
     tl = Timeline("clickstream-enricher", rng)
     topics = {"clicks": 48}
     tl.partitions(topics)
+    tl.traffic("clicks", rate=48000)  # null keys: the producer spreads them evenly
     members = []
     for i in range(4):
         tl.wait(0.8)
@@ -116,6 +145,7 @@ def flapping_member(rng: random.Random) -> Timeline:
     tl = Timeline("fraud-scorer", rng)
     topics = {"transactions": 32}
     tl.partitions(topics)
+    tl.traffic("transactions", rate=6400, keys=zipf_keys("card", 200, "card-4242-bot", 25.0), null_share=0)
     for i in range(8):
         tl.wait(0.5)
         member = tl.join(f"scorer-{i}", topics)
@@ -137,6 +167,9 @@ def topic_growth(rng: random.Random) -> Timeline:
     tl = Timeline("inventory-sync", rng)
     topics = {"inventory-updates": 6, "inventory-deltas": 4}
     tl.partitions(dict(topics))
+    # keyed by SKU while the topic grows: at every growth keys move, and their per-key order breaks
+    tl.traffic("inventory-updates", rate=20000, keys=zipf_keys("sku", 300, "sku-bestseller", 40.0), null_share=0)
+    tl.traffic("inventory-deltas", rates=measured("inventory-deltas", 4, 250, 0.1))
     for i in range(5):
         tl.wait(0.7)
         tl.join(f"inventory-{i}", topics)
@@ -156,6 +189,7 @@ def static_restarts(rng: random.Random) -> Timeline:
     tl = Timeline("ledger-writer", rng)
     topics = {"ledger": 18}
     tl.partitions(topics)
+    tl.traffic("ledger", rate=2500, keys=zipf_keys("account", 150, "account-treasury", 20.0), null_share=0)
     for i in range(6):
         tl.wait(0.5)
         tl.join(f"ledger-{i}", topics, instance_id=f"ledger-writer-{i}")
@@ -176,6 +210,8 @@ def rack_aware(rng: random.Random) -> Timeline:
     topics = {"events": 24, "audit": 6}
     placement = {t: [[RACKS[(p + k) % 3] for k in range(2)] for p in range(n)] for t, n in topics.items()}
     tl.partitions(topics, racks=placement)
+    tl.traffic("events", rates=measured("events", 24, 1500, 0.2, {7: 9800.0, 19: 7200.0}))
+    tl.traffic("audit", rate=300)
     members: dict[str, list[str]] = {rack: [] for rack in RACKS}
     for i in range(9):
         rack = RACKS[i % 3]
@@ -197,6 +233,10 @@ def mixed_subscriptions(rng: random.Random) -> Timeline:
     tl = Timeline("analytics", rng)
     topics = {"page-views": 24, "clicks": 16, "searches": 8, "purchases": 6}
     tl.partitions(topics)
+    tl.traffic("page-views", rate=36000)
+    tl.traffic("clicks", rate=9000, keys=zipf_keys("session", 80, "session-crawler", 30.0), null_share=0.2)
+    tl.traffic("searches", rates=measured("searches", 8, 700, 0.2))
+    tl.traffic("purchases", rates=measured("purchases", 6, 90, 0.25, {2: 640.0}))
     roles = [
         ("web", ["page-views", "clicks"], 3),
         ("search", ["searches", "clicks"], 2),
@@ -251,6 +291,8 @@ def mixed_instance_sizes(rng: random.Random) -> Timeline:
     tl = Timeline("video-transcode", rng)
     topics = {"transcode-jobs": 60, "thumbnail-jobs": 12}
     tl.partitions(topics)
+    tl.traffic("transcode-jobs", rate=90)
+    tl.traffic("thumbnail-jobs", rates=measured("thumbnail-jobs", 12, 35, 0.3))
     sizes = [("large", 4)] * 2 + [("medium", 2)] * 3 + [("small", 1)] * 4
     members = []
     for i, (size, weight) in enumerate(sizes):

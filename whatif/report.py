@@ -96,6 +96,10 @@ STRATEGY_INFO = {
         "custom client-side assignor (this project's), eager", "everything held, every rebalance",
         "a ConsumerPartitionAssignor that sends each member's weight in Subscription userData "
         "(format: docs/assignors.md); not shipped with Kafka"),
+    "rate-balanced": StrategyInfo(
+        "what-if assignor (this project's), eager: balances msgs/s, not partition counts",
+        "everything held, every rebalance",
+        "a ConsumerPartitionAssignor fed each partition's msgs/s (algorithm: docs/traffic.md); not shipped with Kafka"),
     OBSERVED: StrategyInfo(
         "what the group really got: the assignments its recorded generations carry (rebalance capture)",
         "per the recorded protocol", "– (recorded, not computed)"),
@@ -209,6 +213,17 @@ class Summary:
     kafka_errors: int = 0
     rank: int = 0
     history: list[Rebalance] = field(default_factory=list, repr=False)
+
+    @property
+    def worst_rate(self) -> tuple[float, float] | None:
+        """(max, min) msgs/s per member after the rebalance whose spread (max - min) was largest; None without
+        traffic."""
+        loaded = [(b.load.hottest - b.load.least, b.load.hottest, b.load.least) for b in self.history
+                  if b.load is not None]
+        if not loaded:
+            return None
+        _, high, low = max(loaded)
+        return high, low
 
     @property
     def gap(self) -> int | None:
@@ -518,8 +533,10 @@ def summary_text(summaries: list[Summary]) -> str:
 
 
 def strategy_lines(summaries: list[Summary]) -> str:
-    """Per group, one line per strategy (ranked): moved, paused, gap to the fewest moves for its loads, worst
-    imbalance — what `rebalance demo` ends with."""
+    """Per group, one line per strategy (ranked): moved, paused, gap to the fewest moves for its loads, and the worst
+    imbalance — what `rebalance demo` ends with. The worst imbalance of a group with traffic is in msgs/s: the
+    most and the least a member consumes after the rebalance where they were furthest apart (`worst_rate`);
+    without traffic, the largest max - min partitions per member."""
     lines: list[str] = []
     width = max((len(row.strategy) for row in summaries), default=0)
     for group in dict.fromkeys(row.group for row in summaries):
@@ -527,8 +544,11 @@ def strategy_lines(summaries: list[Summary]) -> str:
         lines.append(f"{group} ({rows[0].rebalances} rebalances)")
         for row in rows:
             gap = "–" if row.gap is None else f"{row.gap:,}"
+            worst = row.worst_rate
+            imbalance = (f"worst imbalance {row.max_imbalance:>4,}" if worst is None else
+                         f"worst msgs/s per member {worst[0]:>9,.0f} max / {worst[1]:>9,.0f} min")
             lines.append(f"  {row.strategy:<{width}}  moved {row.moves:>7,}  paused {row.paused:>7,}  "
-                         f"gap to fewest moves {gap:>6}  worst imbalance {row.max_imbalance:>4,}")
+                         f"gap to fewest moves {gap:>6}  {imbalance}")
     return "\n".join(lines)
 
 

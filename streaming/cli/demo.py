@@ -3,8 +3,8 @@
 Starts a throw-away local broker, loads the bundled sample histories into the events topic, runs the
 streaming job until it has caught up (`serve --once`), reads the diffs and dead letters back as a dashboard
 would (`read_committed`), writes the what-if report and prints, per group, one line per strategy (moved,
-paused, gap to the fewest moves, worst imbalance), the report's path and the commands to run on one's own
-groups (capture -> replay -> report).
+paused, gap to the fewest moves, worst imbalance: in msgs/s where the group has traffic), the report's path
+and the commands to run on one's own groups (capture -> replay -> report).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"\n{len(logs)} sample histories, {total} events, {len(report.groups)} groups: {len(diffs)} diff records, "
           f"{len(dead)} dead letters\n")
     print("per group, each strategy (least disruptive first): partitions moved, paused, moves beyond the fewest "
-          "its loads allowed, worst imbalance")
+          "its loads allowed, worst imbalance (msgs/s of the busiest and the idlest member where the group has "
+          "traffic, else max - min partitions per member)")
     print(strategy_lines([row for g in report.groups for row in g.rows]))
     print(f"\nreport: {Path(args.report).resolve()}  (one offline HTML file: open it in a browser)\n")
     print(NEXT_STEPS)

@@ -65,8 +65,9 @@ def _text(obj: Any) -> bytes:
     record of ~520 bytes (the encoder was ≈ 13 % of a range + roundrobin replay's instructions). What it
     refuses (integers past 64 bits, keys that are not strings, lone surrogates, ...) goes to the standard
     encoder, which writes or raises as before. Floats are the one type the two write differently (`1e-07`
-    against `1e-7`); records carry none but `stopped_ms`'s half milliseconds, which both spell alike (`2.5`;
-    both tested)."""
+    against `1e-7`, the same double either way); the load fields of a group with traffic carry them
+    (docs/events-and-diffs.md §2), and which encoder writes a record depends on the record alone; `stopped_ms`'s
+    half milliseconds both spell alike (`2.5`; both tested), and `lag_added` is a load field's kind of number."""
     try:
         return _ORJSON_DUMPS(obj)
     except TypeError:

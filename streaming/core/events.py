@@ -13,14 +13,20 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
+from assignors.partitioner import murmur2
 from streaming.core import jsontext
 from streaming.core.config import Limits
+from streaming.core.traffic import MAX_RATE, TopicTraffic
 
 _DEFAULT_LIMITS = Limits()
 # JSON "\\ud800" escapes give strings UTF-8 cannot encode (spelled with chr: mypyc cannot write lone surrogates in C)
 _SURROGATE = re.compile("[" + chr(0xD800) + "-" + chr(0xDFFF) + "]")
+_NUMBER_TYPES: Final = frozenset({int, float})  # JSON numbers (bool is a type of its own here)
+# a traffic key -> toPositive(murmur2(its UTF-8 bytes)): keyed traffic events of a topic repeat their keys
+_KEY_HASHES: Final[dict[str, int]] = {}
+_KEPT_KEY_HASHES: Final = 65_536
 _IS_ASCII: Final = str.isascii  # compiled, called at once, where `s.isascii()` looks the method up (~150 instructions)
-EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group")
+EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group", "traffic")
 
 
 class InvalidEvent(ValueError):
@@ -156,7 +162,24 @@ class DeleteGroup:
         self.ts = ts
 
 
-Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | DeleteGroup
+@dataclass
+class Traffic:
+    """One topic's msgs/s as this group sees it (`streaming.core.traffic`); its length against the group's
+    partition count is judged by `streaming.core.group_state`."""
+
+    group: str
+    topic: str
+    traffic: TopicTraffic
+    ts: int | None
+
+    def __init__(self, group: str, topic: str, traffic: TopicTraffic, ts: int | None) -> None:
+        self.group = group
+        self.topic = topic
+        self.traffic = traffic
+        self.ts = ts
+
+
+Event = Join | Leave | Subscribe | Partitions | DeleteTopic | Generation | DeleteGroup | Traffic
 
 
 _SHARED_BYTES: Final = 4_096  # events up to this size keep their parsed object for a while (bounded memory)
@@ -262,6 +285,8 @@ def parse_event(value: bytes | None, limits: Limits = _DEFAULT_LIMITS, size: int
         return fields.generation(group, ts)
     if kind == "delete_group":
         return DeleteGroup(group, ts)
+    if kind == "traffic":
+        return Traffic(group, fields.name("topic"), fields.traffic(), ts)
     return DeleteTopic(group, fields.name("topic"), ts)
 
 
@@ -326,6 +351,74 @@ class _Fields:
         if not math.isfinite(value) or value <= 0:
             raise self.fail("weight", f"expected a positive number, got {value}")
         return float(value)
+
+    def rate(self, key: str, where: str | None = None, value: object = None) -> float:
+        """A number of msgs/s (or a key weight): finite, in [0, MAX_RATE]; `value` given: the entry `where`."""
+        if where is None:
+            where, value = key, self.obj.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(where, f"expected a number >= 0, got {_json_type(value)}")
+        if isinstance(value, int) and not 0 <= value <= MAX_RATE:
+            raise self.fail(where, f"expected a number in [0, {MAX_RATE:g}], got {value}")
+        number = float(value)
+        if not math.isfinite(number) or not 0 <= number <= MAX_RATE:
+            raise self.fail(where, f"expected a finite number in [0, {MAX_RATE:g}], got {value}")
+        return number
+
+    def rates(self, key: str, values: list, names: list[str] | None = None) -> tuple[float, ...]:
+        """`values` as `rate`s (each checked like one); a bad entry is named `key[i]` (`key.name` with `names`).
+        The plain case is judged by C loops over the list (types, least, greatest, and the fsum, which is NaN when
+        an entry is: `min` and `max` may step over a NaN); the slow path names the bad entry."""
+        if (values and set(map(type, values)) <= _NUMBER_TYPES and min(values) >= 0 and max(values) <= MAX_RATE
+                and math.isfinite(math.fsum(values))):
+            return tuple(map(float, values))
+        return tuple([self.rate(key, f"{key}[{i}]" if names is None else f"{key}.{names[i]}", v)  # names the bad one
+                      for i, v in enumerate(values)])
+
+    def traffic(self) -> TopicTraffic:
+        """A `traffic` event's rates: `rates` (one number per partition) or `rate` + `keys` + `null_share`."""
+        obj = self.obj
+        raw = obj.get("rates")
+        if raw is not None:
+            for other in ("rate", "keys", "null_share"):
+                if obj.get(other) is not None:
+                    raise self.fail(other, "given with 'rates' (one form or the other)")
+            if not isinstance(raw, list):
+                raise self.fail("rates", f"expected an array of msgs/s per partition, got {_json_type(raw)}")
+            if not raw:
+                raise self.fail("rates", "must not be empty (one number per partition)")
+            if len(raw) > self.limits.max_partitions_per_topic:
+                raise self.fail("rates", f"{len(raw)} rates exceed the limit of "
+                                         f"{self.limits.max_partitions_per_topic} partitions")
+            return TopicTraffic(self.rates("rates", raw), 0.0, (), (), 0.0)
+        if obj.get("rate") is None:
+            raise self.fail("rate", "missing (or give 'rates', one number per partition)")
+        rate = self.rate("rate")
+        keys = obj.get("keys")
+        hashes: list[int] = []
+        weights: list[float] = []
+        if keys is not None:
+            if not isinstance(keys, dict):
+                raise self.fail("keys", f"expected an object of key -> weight, got {_json_type(keys)}")
+            for key in keys:
+                h = _KEY_HASHES.get(key)
+                if h is None:
+                    if not _is_text(key):
+                        raise self.fail("keys", "a key contains an unpaired UTF-16 surrogate escape")
+                    if len(_KEY_HASHES) >= _KEPT_KEY_HASHES:
+                        _KEY_HASHES.clear()
+                    h = _KEY_HASHES[key] = murmur2(key.encode("utf-8")) & 0x7FFFFFFF
+                hashes.append(h)
+            weights = list(self.rates("keys", list(keys.values()), list(keys)))
+        share = obj.get("null_share")
+        if share is None:
+            null_share = 0.0 if weights else 1.0
+        elif isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            what = _json_type(share) if isinstance(share, bool) or not isinstance(share, (int, float)) else share
+            raise self.fail("null_share", f"expected a number in [0, 1], got {what}")
+        else:
+            null_share = float(share)
+        return TopicTraffic(None, rate, tuple(hashes), tuple(weights), null_share)
 
     def ts(self) -> int | None:
         value = self.obj.get("ts")

@@ -47,6 +47,7 @@ from streaming.core.events import (
     Leave,
     Partitions,
     Subscribe,
+    Traffic,
     parse_event,
 )
 from streaming.core.layout import NewPartitions, Relayout, new_partitions, relaid_owner
@@ -55,6 +56,7 @@ from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
 from streaming.core.shape import GroupShape, next_shape
 from streaming.core.state_codec import DepartedMember, GroupState, StrategyState, decode, encode
+from streaming.core.traffic import TopicTraffic, group_load
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +118,8 @@ def step_state(
 def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitter) -> GroupState | None:
     """One valid-looking event applied to `old` (left untouched): the new state, or None when nothing
     changed. Raises `InvalidEvent` before emitting anything when the event does not fit the group."""
+    if isinstance(ev, Traffic):
+        return _with_traffic(old, ev)  # no round: the rates count in the metrics of later rounds
     shape = next_shape(old, ev, config.limits)  # 1. validate; the group's next shape
     parts = new_partitions(old, shape)
     changed = shape.membership_changed or shape.subscribed_metadata_changed()
@@ -135,11 +139,15 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
     rounds = StrategyRounds(old, shape, lay, config, emit, cause, event_ts,
                             own_strategy=recorded.protocol if recorded is not None else None,
                             emptied=recorded is not None and not recorded.members)
+    traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
+    load = group_load(traffic, _last_round_sizes(old), shape.topics, shape.sizes, shape.members, old.load) \
+        if traffic else None
+    rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}
     rounds.close()
     if recorded is not None:
-        strategies[OBSERVED] = observed_round(observed, recorded, shape, lay, config, emit, cause, event_ts)
+        strategies[OBSERVED] = observed_round(observed, recorded, shape, lay, config, emit, cause, event_ts, load)
         _conformance(shape, parts, lay, observed, emit, event_ts)
     elif observed is not None:
         strategies[OBSERVED] = StrategyState(observed.generation, *relaid(observed, lay))
@@ -153,8 +161,67 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
         strategies=strategies,
         departed=departed,
         departed_partitions=held,
+        traffic=traffic,
+        load=load,
         rebalance_ms=recorded_ms,
+        grown={} if rebalance or observed is None else _grown(old, shape.sizes, traffic),
     )
+
+
+def _last_round_sizes(old: GroupState) -> list[int]:
+    """The partition counts before the event as the group's last round saw them: a captured history's topics
+    that grew without a round count from their size at that round (`GroupState.grown`)."""
+    sizes: list[int] = old.sizes.tolist()
+    if old.grown:
+        for t, name in enumerate(old.topics):
+            sizes[t] = old.grown.get(name, sizes[t])
+    return sizes
+
+
+def _grown(old: GroupState, sizes: list[int], traffic: dict[str, TopicTraffic]) -> dict[str, int]:
+    """`GroupState.grown` after an event without a round in a captured history: the keyed-traffic topics whose
+    count it changed join with their count before it (a topic grown twice keeps the first); deleted ones leave."""
+    grown = old.grown
+    for t, (name, before) in enumerate(zip(old.topics, old.sizes.tolist(), strict=True)):
+        after = sizes[t]
+        if after == before:
+            continue
+        tr = traffic.get(name)
+        if not after:
+            grown = {k: v for k, v in grown.items() if k != name}
+        elif before and tr is not None and tr.keyed and name not in grown:
+            grown = {**grown, name: before}
+    return grown
+
+
+def _with_traffic(old: GroupState, ev: Traffic) -> GroupState:
+    """`old` with the topic's traffic replaced (the latest event per topic wins); `InvalidEvent` when the group
+    has no partition count for the topic or `rates` has another length."""
+    size = 0
+    for t, n in zip(old.topics, old.sizes.tolist(), strict=True):
+        if t == ev.topic:
+            size = n
+    if not size:
+        raise InvalidEvent(f"field 'topic': the group has no partition count for topic {ev.topic!r} "
+                           "(a partitions or join event gives it)", ev.group)
+    rates = ev.traffic.rates
+    if rates is not None and len(rates) != size:
+        raise InvalidEvent(f"field 'rates': {len(rates)} rates for the {size} partitions of topic {ev.topic!r}",
+                           ev.group)
+    traffic = dict(old.traffic)
+    traffic[ev.topic] = ev.traffic
+    return GroupState(old.topics, old.sizes, old.rack_names, old.rack_bits, old.members, old.strategies, old.departed,
+                      old.departed_partitions, traffic, rebalance_ms=old.rebalance_ms, grown=old.grown)
+
+
+def _kept_traffic(traffic: dict[str, TopicTraffic], topics: list[str], sizes: list[int]) -> dict[str, TopicTraffic]:
+    """The traffic of the topics that still have partitions (a deleted topic's rates go with it)."""
+    if 0 not in sizes:  # no deleted topic: most groups
+        return traffic
+    gone = {t for t, n in zip(topics, sizes, strict=True) if n == 0}
+    if gone.isdisjoint(traffic):
+        return traffic  # states share it: nothing modifies a state's traffic in place
+    return {t: v for t, v in traffic.items() if t not in gone}
 
 
 def _conformance(shape: GroupShape, parts: NewPartitions, lay: Relayout, observed: StrategyState | None,

@@ -107,6 +107,13 @@ def union_owner(owner: np.ndarray, lay: Relayout) -> np.ndarray:
                                                     False)
 
 
+def union_values(values: np.ndarray, lay: Relayout) -> np.ndarray:
+    """A per-partition array of the new layout on the union layout (a leaver keeps its partitions' values; a
+    deleted topic's partitions get 0)."""
+    return values if lay.union_is_new else move(values, lay.new_to_union, lay.union_num_partitions, 0,  # type: ignore[arg-type]
+                                                False)
+
+
 class NewPartitions:
     """The next shape's partitions: counts, where every old partition went, and their replica racks."""
 

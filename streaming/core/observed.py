@@ -19,11 +19,12 @@ import numpy as np
 from streaming.core.config import PipelineConfig
 from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
-from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState
+from streaming.core.traffic import GroupLoad, paused_rates
 
 OBSERVED = "observed"
 
@@ -41,10 +42,11 @@ def relaid(st: StrategyState, lay: Relayout) -> tuple[np.ndarray, np.ndarray]:
 
 
 def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, lay: Relayout,
-                   config: PipelineConfig, emit: Emitter, cause: dict[str, Any], event_ts: int | None
-                   ) -> StrategyState:
+                   config: PipelineConfig, emit: Emitter, cause: dict[str, Any], event_ts: int | None,
+                   load: GroupLoad | None = None) -> StrategyState:
     """The observed state after a `generation` event, emitting its diff record when members carry `assigned` or
-    there are none (an emptied group)."""
+    there are none (an emptied group); `load`: the event's msgs/s per partition (None: no subscribed topic has
+    traffic)."""
     if st is None:
         st = StrategyState(0, np.full(lay.old_to_new.size, -1, np.int32), np.full(lay.remap.size, -1, np.int32))
     prev_new, gens = relaid(st, lay)
@@ -76,7 +78,12 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
         metrics["skipped_generations"] = skipped
     if outside:
         metrics["unknown_partitions"] = outside
+    rates: list[float] | None = None
+    if load is not None:
+        metrics.update(load.fields(new_owner, len(lay.member_ids)))
+        rates = [] if not recorded else paused_rates(union_values(load.rates, lay), prev_union,
+                                                     new_union if incremental else None)
     head = {"group": emit.group, "strategy": OBSERVED, "generation": ev.generation,
             "phase": "revoke" if incremental else "eager", "protocol": ev.protocol, "cause": cause}
-    emit.diff(head, changes, metrics, event_ts)
+    emit.diff(head, changes, metrics, event_ts, rates)
     return StrategyState(ev.generation, new_owner, np.full(len(lay.member_ids), ev.generation, dtype=np.int32))

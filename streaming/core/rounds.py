@@ -16,15 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from assignors import OWNERSHIP_BLIND, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
+from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import Counts
 from streaming.core.config import PipelineConfig
 from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
-from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner
+from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
+from streaming.core.traffic import GroupLoad, paused_rates
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = CONSUMER_PROTOCOL  # KIP-848: one round; the coordinator revokes only movers
@@ -40,6 +41,7 @@ class _Round:
     head: dict[str, Any]
     changes: dict
     metrics: dict[str, Any]
+    paused_rates: list[float] | None  # msgs/s of each partition it pauses (None: the group has no traffic)
 
 
 class StrategyRounds:
@@ -65,6 +67,9 @@ class StrategyRounds:
         # what the last `_owned` call's claims come from: (filtered, its owners' bytes), None: not from the owners
         # alone; `_assign` names a round's claims by it (`GroupSpec.claims_key`)
         self._claims_key: tuple[bool, bytes] | None = None
+        # the event's msgs/s per partition (None: no subscribed topic has traffic): every record's load fields, and
+        # what a rate-aware strategy balances (`assignors.RATE_AWARE`)
+        self.load: GroupLoad | None = None
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -93,7 +98,7 @@ class StrategyRounds:
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
-                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
                 if owner_gen is None:
                     member_generation = np.array((claims or self._claims(name, st, owner, owner_gen, rejoin))[1])
                 else:
@@ -121,18 +126,21 @@ class StrategyRounds:
                                                                 lay.sizes)
                 counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
+            eager = first and name not in COOPERATIVE and name not in INCREMENTAL
             if self.emptied:
                 paused = 0
-            elif first and name not in COOPERATIVE and name not in INCREMENTAL:
+            elif eager:
                 paused = int(np.count_nonzero(prev_union >= 0))
             metrics = build_metrics(before, new_owner, lay.partition_topic,
                                     lay.subscribed, assigned=assigned, revoked=revoked, paused=paused,
                                     optimality=self.config.optimality, counts=counts,
                                     groups=lay.topic_groups)
+            self._add_load(metrics, new_owner)
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
-            rounds.append(_Round(head, changes, metrics))
+            rounds.append(_Round(head, changes, metrics, self._paused_rates(first, eager, owner, new_owner,
+                                                                            prev_union)))
             if name == self.own_strategy:
                 owner, owner_gen = new_owner, generation
                 break
@@ -156,7 +164,7 @@ class StrategyRounds:
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
-            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts)
+            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
     def close(self) -> None:
@@ -164,6 +172,29 @@ class StrategyRounds:
         refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
         if self._spec is not None:
             self._spec.round_results.clear()
+
+    def _paused_rates(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray,
+                      prev_union: np.ndarray) -> list[float] | None:
+        """msgs/s of each partition a round pauses, for its `lag_added` (None: the group has no traffic): a first
+        round's on the union layout (a leaver's partitions too), a follow-up's on the new one; none when the
+        group emptied."""
+        if self.load is None:
+            return None
+        if self.emptied:
+            return []
+        if not first:
+            return paused_rates(self.load.rates, owner, new_owner)
+        lay = self.lay
+        rates = union_values(self.load.rates, lay)
+        if eager:
+            return paused_rates(rates, prev_union, None)
+        new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
+        return paused_rates(rates, prev_union, new_union)
+
+    def _add_load(self, metrics: dict[str, Any], owner: np.ndarray) -> None:
+        """A record's load fields (docs/events-and-diffs.md), after its other metrics, for a group with traffic."""
+        if self.load is not None:
+            metrics.update(self.load.fields(owner, len(self.lay.member_ids)))
 
     def _rejecting(self, new_owner: np.ndarray, counts: Counts | None) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
@@ -200,10 +231,11 @@ class StrategyRounds:
         lay = self.lay
         metrics = build_metrics(owner, owner, lay.partition_topic, lay.subscribed, assigned=0, revoked=0, paused=0,
                                 optimality=self.config.optimality)
+        self._add_load(metrics, owner)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": _phase(name, first),
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
-        return _Round(head, {}, metrics)
+        return _Round(head, {}, metrics, None if self.load is None else [])
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
                 rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], list[int]]:
@@ -355,6 +387,10 @@ class StrategyRounds:
             return assign_owners(name, spec)
         owned, generations = claims
         key = self._claims_key if disjoint else None
+        if name in RATE_AWARE:
+            rates = None if self.load is None else self.load.rates
+            return assign_owners(name, spec.for_round(owned, generations) if not self._listed else
+                                 spec.for_round(None, generations, owned), rates)
         if self._listed:
             return assign_owners(name, spec.for_round(None, generations, owned, disjoint, key))
         return assign_owners(name, spec.for_round(owned, generations, disjoint=disjoint, claims_key=key))
@@ -386,9 +422,10 @@ class StrategyRounds:
                                                     lay.union_sizes)
         metrics = build_metrics(prev_new, prev_new, lay.partition_topic, lay.subscribed,
                                 assigned=assigned, revoked=revoked, paused=0, optimality=self.config.optimality)
+        self._add_load(metrics, prev_new)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
-        self.emit.diff(head, changes, metrics, self.event_ts)
+        self.emit.diff(head, changes, metrics, self.event_ts, None if self.load is None else [])
 
 
 def _unclaimed(num_members: int) -> np.ndarray:

@@ -18,6 +18,8 @@ from itertools import accumulate, pairwise
 import numpy as np
 import orjson
 
+from streaming.core.traffic import GroupLoad, TopicTraffic, traffic_from_wire
+
 VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
 
@@ -92,15 +94,24 @@ class GroupState:
     # event that made this state (None: not counted; not encoded): the next event updates the count instead of
     # summing every departed member again
     departed_partitions: int | None = field(compare=False, repr=False)
+    # topic -> its latest `traffic` event's rates (topics with metadata only; a deleted topic's are dropped)
+    traffic: dict[str, TopicTraffic]
+    # the load of the event that made this state (None: none; not encoded): the next event reuses it when the
+    # traffic, the partition counts and the subscribed topics are the same (`traffic.group_load`)
+    load: GroupLoad | None = field(compare=False, repr=False)
     # how long the capture saw the group's latest classic rebalance last (a `generation` event's `rebalance_ms`;
     # None: none seen), for `--timing rebalance_ms=observed` (docs/cost.md)
     rebalance_ms: int | None
+    # topic -> its partition count at the group's last round, for the keyed-traffic topics of a captured history
+    # that grew since without a round (the next round's `keys_moved` counts from there); empty otherwise
+    grown: dict[str, int]
 
     def __init__(self, topics: list[str] | None = None, sizes: np.ndarray | None = None,
                  rack_names: list[str] | None = None, rack_bits: np.ndarray | None = None,
                  members: list[MemberState] | None = None, strategies: dict[str, StrategyState] | None = None,
                  departed: dict[str, DepartedMember] | None = None, departed_partitions: int | None = None,
-                 rebalance_ms: int | None = None) -> None:
+                 traffic: dict[str, TopicTraffic] | None = None, load: GroupLoad | None = None,
+                 rebalance_ms: int | None = None, grown: dict[str, int] | None = None) -> None:
         self.topics = [] if topics is None else topics
         self.sizes = np.zeros(0, dtype=np.int64) if sizes is None else sizes
         self.rack_names = [] if rack_names is None else rack_names
@@ -109,7 +120,10 @@ class GroupState:
         self.strategies = {} if strategies is None else strategies
         self.departed = {} if departed is None else departed
         self.departed_partitions = departed_partitions
+        self.traffic = {} if traffic is None else traffic
+        self.load = load
         self.rebalance_ms = rebalance_ms
+        self.grown = {} if grown is None else grown
 
     @property
     def num_partitions(self) -> int:
@@ -226,12 +240,17 @@ def encode(state: GroupState) -> bytes:
         "departed": [[d.id, [[k, d.generations[k]] for k in d.owned]] for d in state.departed.values()],
         "arrays": w.specs,
     }
+    if state.traffic:  # a later key: blobs of groups without traffic keep their bytes, older blobs decode as before
+        header["traffic"] = [[topic, *t.wire()] for topic, t in state.traffic.items()]
     if state.rebalance_ms is not None:  # a later key: other blobs keep their bytes, older blobs decode as before
         header["rebalance_ms"] = state.rebalance_ms
+    if state.grown:  # a later key, as above
+        header["grown"] = state.grown
     # orjson writes the bytes `_HEADER` writes for strings, ints, None and lists (tests/core/test_state_codec.py)
-    # at a fraction of the cost; a float (a weight) it may spell otherwise ("1e-5" for "1e-05"), so weights keep json
-    weighted = any(m.weight != 1 for m in state.members)
-    head = _HEADER.encode(header).encode("utf-8") if weighted else orjson.dumps(header)
+    # at a fraction of the cost; a float (a weight, a rate) it may spell otherwise ("1e-5" for "1e-05"), so floats keep
+    # json (both spell a double so that it reads back as the same double)
+    floats = bool(state.traffic) or any(m.weight != 1 for m in state.members)
+    head = _HEADER.encode(header).encode("utf-8") if floats else orjson.dumps(header)
     payload = b"".join([struct.pack("<I", len(head)), head, *w.chunks])
     return bytes([VERSION]) + zlib.compress(payload, _ZLIB_LEVEL)
 
@@ -274,5 +293,7 @@ def decode(blob: bytes) -> GroupState:
         members=members,
         strategies=strategies,
         departed=departed,
+        traffic={entry[0]: traffic_from_wire(entry[1:]) for entry in header.get("traffic", ())},
         rebalance_ms=header.get("rebalance_ms"),
+        grown=dict(header.get("grown", {})),
     )

@@ -157,7 +157,7 @@ def test_replay_of_a_file_without_a_valid_line_names_the_first_reason(tmp_path: 
     assert _one_line(capsys) == (
         f"rebalance replay: {tmp_path}/log.jsonl: none of its 2 lines is a valid event; line 1: field 'type': "
         "unknown type 'rebalance-now'; expected one of join, leave, subscribe, partitions, delete_topic, "
-        "generation, delete_group")
+        "generation, delete_group, traffic")
     assert not (tmp_path / "out").exists()
 
 

@@ -223,3 +223,111 @@ def test_stop_per_partition_and_lag_added() -> None:
     assert lag_added([], 3_000) == 0.0
     assert lag_added([100.0, 50.0], 3_000) == 450.0  # 150 msgs/s for 3 s
     assert lag_added(list(reversed(rates)), 3_000) == lag_added(rates, 3_000)  # order-free, bit for bit
+
+
+def with_rates(log: list[dict], seed: int) -> list[dict]:
+    """`log` with `rates` traffic events for group g1's topics sprinkled in (g2 keeps none): random msgs/s per
+    partition, zeros and fractions among them, each as long as the topic's count at that point."""
+    rng = random.Random(seed)
+    sizes: dict[str, int] = {}
+    out: list[dict] = []
+    for e in log:
+        out.append(e)
+        if e["group"] == "g1" and e["type"] == "partitions":
+            sizes.update(e["partitions"])
+        if sizes and rng.random() < 0.2:
+            t = rng.choice(sorted(sizes))
+            rates = [rng.choice([0, 1, 2.5, 1 / 3, 1_000.125, rng.uniform(0, 5_000)]) for _ in range(sizes[t])]
+            out.append({"group": "g1", "type": "traffic", "topic": t, "rates": rates})
+    return out
+
+
+class LagModel:
+    """Contract §8's `lag_added`, from the log and the records alone: each group's msgs/s per partition and each
+    strategy's owners, replayed from the records' `changes`."""
+
+    def __init__(self, timing: Timing) -> None:
+        self.timing = timing
+        self.rates: dict[str, dict[str, list[float]]] = {}  # group -> topic -> msgs/s per partition
+        self.sizes: dict[str, dict[str, int]] = {}
+        self.owned: dict[tuple[str, str], dict[tuple[str, int], str]] = {}  # (group, strategy) -> partition -> member
+
+    def apply(self, e: dict) -> None:
+        sizes = self.sizes.setdefault(e["group"], {})
+        if e["type"] == "partitions":
+            sizes.update(e["partitions"])
+        elif e["type"] == "traffic":
+            self.rates.setdefault(e["group"], {})[e["topic"]] = [float(r) for r in e["rates"]]
+
+    def rate(self, group: str, topic: str, p: int) -> float:
+        rates = self.rates.get(group, {}).get(topic, [])
+        return rates[p] if p < len(rates) else 0.0  # partitions added since the traffic event carry 0
+
+    def expected(self, record: dict, first: bool, recorded: int | None) -> float:
+        """The record's `lag_added`; `first`: the event's first round of its strategy (before `replay`)."""
+        protocol = record["protocol"] if record["strategy"] == "observed" else record["strategy"]
+        if protocol in CONSUMER:
+            stop: int | float = self.timing.heartbeat_ms / 2
+        else:
+            stop = recorded if self.timing.observed and recorded is not None else self.timing.rebalance_ms
+        owned = self.owned.get((record["group"], record["strategy"]), {})
+        if record["paused"] == 0:
+            paused: list[tuple[str, int]] = []
+        elif first and record["phase"] == "eager":  # everything held before the round, a leaver's too
+            paused = list(owned)
+        else:
+            paused = [(t, p) for sides in record["changes"].values() for t, ps in sides["revoked"].items() for p in ps]
+        assert len(paused) == record["paused"], record
+        return math.fsum([self.rate(record["group"], t, p) * stop / 1000.0 for t, p in paused])
+
+    def replay(self, record: dict) -> None:
+        owned = self.owned.setdefault((record["group"], record["strategy"]), {})
+        for member, sides in record["changes"].items():
+            for t, ps in sides["revoked"].items():
+                for p in ps:
+                    if owned.get((t, p)) == member:
+                        del owned[t, p]
+            for t, ps in sides["assigned"].items():
+                for p in ps:
+                    owned[t, p] = member
+
+    def left(self, group: str, member: str) -> None:
+        """A leaver's partitions are gone whether or not a round said so (a captured group has none)."""
+        for (g, _), owned in self.owned.items():
+            if g == group:
+                for key in [k for k, m in owned.items() if m == member]:
+                    del owned[key]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("timing", TIMINGS, ids=lambda t: t.text())
+def test_lag_added_follows_the_formula_on_every_record(seed: int, timing: Timing) -> None:
+    """Every record of the group with traffic carries `lag_added` = fsum over its paused partitions of
+    rate × per-partition stop / 1000, exactly (every strategy and `observed`); the other group's carry none."""
+    log = with_rates(random_history(seed), seed)
+    config = PipelineConfig(STRATEGIES, Limits(), timing=timing)
+    durations = recorded_durations(log)
+    by_line: dict[int, list[dict]] = {}
+    for out in replay(source(log), config, lambda: 0, max_events_per_batch=13):
+        assert out.kind != DEAD_LETTER, out.value
+        if out.kind == DIFF:
+            by_line.setdefault(out.order[1], []).append(json.loads(out.value))
+    model = LagModel(timing)
+    lagging = {name: 0 for name in (*STRATEGIES, "observed")}
+    for line, e in enumerate(log, 1):
+        model.apply(e)
+        started: set[str] = set()
+        for record in by_line.get(line, []):
+            first = record["phase"] != "replace" and record["strategy"] not in started
+            started.add(record["strategy"])
+            assert ("lag_added" in record) == ("rate_total" in record), record
+            if "lag_added" in record:
+                assert list(record)[list(record).index("stopped_ms") + 1] == "lag_added"
+                want = model.expected(record, first, durations[e["group"], line])
+                assert type(record["lag_added"]) is float and record["lag_added"] == want, (line, record, want)
+                lagging[record["strategy"]] += record["paused"] > 0 and (want > 0 or timing.rebalance_ms == 0)
+            assert record["group"] == "g1" or "lag_added" not in record  # g2 has no traffic
+            model.replay(record)
+        if e["type"] == "leave":
+            model.left(e["group"], e["member"])
+    assert all(lagging.values()), lagging  # every strategy (and observed) paused partitions of the group with traffic

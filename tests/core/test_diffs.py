@@ -145,9 +145,10 @@ def test_dumps_writes_what_the_standard_encoder_writes() -> None:
             dumps(refused)
 
 
-def test_records_carry_no_floats() -> None:
+def test_records_carry_floats_only_in_their_load_fields() -> None:
     """Floats are the one type orjson writes differently from the standard encoder (`dumps`): every record of
-    the bundled histories and a generated log, under every strategy, must parse without one."""
+    the bundled histories and a generated log, under every strategy, must parse without one outside the load
+    fields and `lag_added` of groups with traffic (docs/events-and-diffs.md §2: the same double either way)."""
     from assignors.registry import STRATEGIES
     from bench.pipeline import generate_log
     from streaming.core.config import Limits, PipelineConfig
@@ -163,7 +164,10 @@ def test_records_carry_no_floats() -> None:
         config = PipelineConfig((strategy,), Limits())
         for log in logs:
             for rec in replay(read_jsonl(log), config, lambda: 0, max_events_per_batch=50):
-                json.loads(rec.value, parse_float=no_float, parse_constant=no_float)
+                record = json.loads(rec.value)
+                for field in ("rate_total", "rate_min", "rate_max", "keys_moved", "lag_added"):
+                    record.pop(field, None)
+                json.loads(json.dumps(record), parse_float=no_float, parse_constant=no_float)
                 seen += 1
     assert seen > 10_000
 

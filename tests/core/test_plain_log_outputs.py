@@ -6,8 +6,10 @@ rebalances") apply only to groups whose log carried a `generation` event; this i
 other log alone. A digest changes with any byte of any record: a change meant to alter plain logs' output updates
 it here, on purpose.
 
-Each output is pinned twice: as written, and with `stopped_ms` (the cost model, docs/cost.md) taken out of every
-diff record. The second digest holds the cost model to adding its one field and changing no other byte.
+Each output is pinned twice: as written, and with the cost model's fields (docs/cost.md: `stopped_ms`, and
+`lag_added` in the records of a group with traffic) taken out of every diff record. The second digest holds the
+cost model to adding its fields and changing no other byte. (What traffic adds is held apart by
+tests/core/test_traffic.py: blanking a sample's traffic lines changes its records by the load fields alone.)
 """
 
 from __future__ import annotations
@@ -29,29 +31,31 @@ from streaming.core.records import DIFF, SourceRecord
 SAMPLES = Path(__file__).resolve().parents[2] / "whatif" / "samples"
 ALL = PipelineConfig(strategies=STRATEGIES)
 
-PINNED = {  # sample -> (digest of its records, digest of its records without `stopped_ms`)
-    "autoscaling.jsonl": ("23a5e63d86b344f9", "02afa048d1cbcb82"),
-    "flapping-member.jsonl": ("b92f9ad8871e7f7b", "5c9a6ac6f2a435f9"),
-    "large-group.jsonl": ("48941a4ce27ba2be", "f3c486a922748c4a"),
-    "mixed-instance-sizes.jsonl": ("dbe7c20970447043", "1599084d06420154"),
-    "mixed-subscriptions.jsonl": ("01909784de4876b5", "b13f4fb576726385"),
-    "rack-aware.jsonl": ("ba0482037c8f74bd", "fae8c38e71500daf"),
-    "rolling-deploy.jsonl": ("37dae705a0b8dbb4", "dacf4a28dadaa032"),
-    "static-restarts.jsonl": ("bdeabad1b009d77e", "b69564804e8e595d"),
-    "topic-growth.jsonl": ("a74b7f71ed1e5afc", "2d044cda0b5680ee"),
+PINNED = {  # sample -> (digest of its records, digest of its records without the cost fields)
+    "autoscaling.jsonl": ("83f41ab9620316e9", "03a27d0f882d6958"),
+    "flapping-member.jsonl": ("136bdb0576d58aa8", "4741f325e052b61e"),
+    "large-group.jsonl": ("c1ed166bed19d4db", "a3ab8c96951ca738"),
+    "mixed-instance-sizes.jsonl": ("ae14328935295b78", "3ee857089f5f6807"),
+    "mixed-subscriptions.jsonl": ("ca69d3ddc87381cb", "4ef25beb5dda5f94"),
+    "rack-aware.jsonl": ("f24a0302dbb8a587", "a6e6fc98e29ebf14"),
+    "rolling-deploy.jsonl": ("221ea6784add6d92", "a85776d1993cf264"),
+    "static-restarts.jsonl": ("cf6cb26fd3c95490", "7e40248b4008e156"),
+    "topic-growth.jsonl": ("9b5b02eac2318b06", "fd7fd6b8e4256e9d"),
 }
-GENERATED = ("1cdea01c262cbd36", "1fd59665ca7188ae")
-STOPPED_MS = re.compile(rb',"stopped_ms":[0-9]+(?:\.5)?(?=[,}])')  # an integer, or an integer and a half
+GENERATED = ("8f80eef21864d83e", "8760bfbf2eb1e6fc")
+# `stopped_ms`: an integer, or an integer and a half; then `lag_added`, a double, when the group has traffic
+COST_FIELDS = re.compile(rb',"stopped_ms":[0-9]+(?:\.5)?(?:,"lag_added":[0-9.e+-]+)?(?=[,}])')
 
 
 def digests(records: Iterable[SourceRecord]) -> tuple[str, str]:
     """The first 16 hex digits of the SHA-256 of every output record (kind, key, value), in order: of the records
-    as written, and of the same records with `stopped_ms` taken out of each diff record (which carries it once)."""
+    as written, and of the same records with the cost fields taken out of each diff record (which carries them
+    once)."""
     written, without = hashlib.sha256(), hashlib.sha256()
     for o in replay(records, ALL, now_ms=lambda: 0):
         head = f"{o.kind}\t{o.key}\t".encode()
         written.update(head + o.value + b"\n")
-        value, found = STOPPED_MS.subn(b"", o.value)
+        value, found = COST_FIELDS.subn(b"", o.value)
         assert found == (o.kind == DIFF), o.value
         without.update(head + value + b"\n")
     return written.hexdigest()[:16], without.hexdigest()[:16]

@@ -48,7 +48,7 @@ def test_files_are_valid_time_ordered_and_small(name):
     ts = [e["ts"] for e in evs]
     assert ts == sorted(ts) and len(set(ts)) == len(ts)
     assert all(isinstance(t, int) and t > 1_600_000_000_000 for t in ts)
-    assert {e["type"] for e in evs} <= {"join", "leave", "subscribe", "partitions", "delete_topic"}
+    assert {e["type"] for e in evs} <= {"join", "leave", "subscribe", "partitions", "delete_topic", "traffic"}
 
 
 def test_rolling_deploy_replaces_twelve_members_one_by_one():
@@ -140,9 +140,10 @@ def rebalances_by_strategy(records: list[dict]) -> dict[str, list[dict]]:
 
 def test_static_restarts_cause_no_rebalance(history_records):
     records = history_records("static-restarts")
-    restart_lines = set(range(8, 20))  # line 1: metadata, 2-7: the six first joins, then two rolling restarts
+    # line 1: metadata, 2: traffic, 3-8: the six first joins, then two rolling restarts
+    restart_lines = set(range(9, 21))
     for strategy, starts in rebalances_by_strategy(records).items():
-        assert [r["cause"]["source"]["line"] for r in starts] == list(range(2, 8)), strategy
+        assert [r["cause"]["source"]["line"] for r in starts] == list(range(3, 9)), strategy
     replaced = [r for r in records if r["cause"]["source"]["line"] in restart_lines]
     assert replaced and all(r["phase"] == "replace" and r["paused"] == 0 and r["moves"] == 0 for r in replaced)
 
@@ -164,7 +165,7 @@ def test_phase_says_how_a_strategy_pauses(name, history_records):
     """Eager client strategies pause everything held; KIP-848's broker-side ones (one round, reconciled
     incrementally) and cooperative-sticky pause only what they revoke."""
     phases = {"range": {"eager"}, "roundrobin": {"eager"}, "sticky": {"eager"}, "metaq-default": {"eager"},
-              "metaq-consistent-hash": {"eager"}, "weighted-sticky": {"eager"},
+              "metaq-consistent-hash": {"eager"}, "weighted-sticky": {"eager"}, "rate-balanced": {"eager"},
               "uniform": {"incremental"}, "server-range": {"incremental"},
               "cooperative-sticky": {"revoke", "followup"}}
     for r in history_records(name):
