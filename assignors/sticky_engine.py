@@ -1802,7 +1802,7 @@ class _SmallGeneralBuilder(_GeneralBuilder):
             topic_hash, ctx.generations, ctx.owned_lists, None if members.leader_order is None else members.leader_list)
         self.moved = moved, stamps
         if thrown >= 0:
-            self.prev_member, self.prev_gen = self._prev_assignment()
+            self.prev_member, self.prev_gen = self._prev_assignment()  # type: ignore[assignment]
             self._throw_fixed_prev(thrown, owner_then)
 
     def _fix_prev(self, prev_owner: list[int], active: list[int]) -> list[int]:  # type: ignore[override]

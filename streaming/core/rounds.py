@@ -212,6 +212,7 @@ class StrategyRounds:
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
         # a small one only when some member holds a partition of a topic it does not subscribe to
+        claims: list[Any]  # arrays on a big round, lists on a small one
         if name in COOPERATIVE and not self._listed:
             self._claims_key = None
             claims = _split(self._subscribed_owners(owner), lay)
