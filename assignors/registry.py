@@ -14,7 +14,8 @@ from typing import Protocol
 
 import numpy as np
 
-from assignors.model import GroupSpec, Member, build_spec, owner_of
+from assignors.intake import plain_spec
+from assignors.model import SMALL_GROUP, GroupSpec, Member, build_spec, owner_of
 
 _STRATEGIES: dict[str, str] = {
     "range": "assignors.range:RangeAssignor",
@@ -95,7 +96,17 @@ def assign(
 
     `members` is in the order the group leader received them (docs/assignors.md); the sticky family iterates
     them in the order of the leader's Java `HashMap` filled in that order (`GroupSpec.leader_order`).
+
+    A small group's plain input (`assignors.intake`) takes the streaming state machine's route: its spec in list
+    form, the assignor's owners (`assign_owners`, where the assignor computes them) and one walk over them.
     """
     assignor = get_assignor(strategy)
-    spec = build_spec(topics, members, partition_racks)
-    return spec.to_result(assignor.assign(spec))
+    spec = plain_spec(topics, members, partition_racks)
+    if spec is None:
+        spec = build_spec(topics, members, partition_racks)
+    try:
+        if spec.num_partitions <= SMALL_GROUP and hasattr(assignor, "owners"):
+            return spec.owners_result(_owners_function(strategy)(spec))
+        return spec.to_result(assignor.assign(spec))
+    finally:
+        spec.release()
