@@ -16,11 +16,12 @@ from setuptools import setup
 
 # The modules the per-event loop spends its time in (docs/performance.md). Interpreted on purpose: `assignors.model`
 # (compiled, its type checks would turn bad input's ValueErrors into TypeErrors; the `GroupSpec` it validates input
-# into is compiled, in `assignors.spec`) and `assignors.registry` (compiled,
-# `rounds` would call it in C, past the tests that spy on the strategy calls).
+# into is compiled, in `assignors.spec`, and so is `assignors.intake`, whose cheap path checks types itself) and
+# `assignors.registry` (compiled, `rounds` would call it in C, past the tests that spy on the strategy calls).
 COMPILED = [
     "assignors/sticky_engine.py",
     "assignors/spec.py",
+    "assignors/intake.py",
     "assignors/optimality.py",
     "assignors/sticky.py",
     "assignors/cooperative.py",

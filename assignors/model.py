@@ -221,7 +221,7 @@ def build_spec(
         weights=None if all(w == 1 for w in weights) else np.array(weights, dtype=np.float64),
     )
     if partition_racks is not None:
-        _attach_partition_racks(spec, partition_racks)
+        attach_partition_racks(spec, partition_racks)
     return spec
 
 
@@ -297,7 +297,7 @@ class _TopicLayout:
         return self.owned_ids([(tp[0], int(tp[1])) for tp in pairs if int(tp[1]) < 2**31], where, None, member)
 
 
-def _attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:
+def attach_partition_racks(spec: GroupSpec, partition_racks: Mapping[str, Sequence[Sequence[str]]]) -> None:
     """Replica racks -> one uint64 bitmask per partition (topics without an entry: no replica racks)."""
     if not isinstance(partition_racks, Mapping):
         raise ValueError("partition_racks: expected a mapping of topic -> list of replica rack lists")

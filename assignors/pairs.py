@@ -20,6 +20,7 @@ Both caches are bounded: `MAX_CACHED_PAIRS` tuples over all cached layouts, the 
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import threading
 from collections import OrderedDict, deque
@@ -41,11 +42,22 @@ class PairLayout:
     key: LayoutKey
     pairs: np.ndarray = field(init=False)  # object[P]: the tuple of id, or None until made
     made: np.ndarray = field(init=False)  # bool[P]
+    every: list | None = field(init=False, default=None)  # `listed`: every id's tuple, once all are made
 
     def __post_init__(self) -> None:
         size = sum(self.key[1])
         self.pairs = np.full(size, None, dtype=object)
         self.made = np.zeros(size, dtype=bool)
+
+    def listed(self) -> list:
+        """Every id's tuple, as a list by global id, making missing ones (once made, a tuple never changes)."""
+        if self.every is None:
+            missing = np.flatnonzero(~self.made)
+            if missing.size:
+                self.pairs[missing] = _make(self.key, missing)
+                self.made[missing] = True
+            self.every = self.pairs.tolist()
+        return self.every
 
     def take(self, flat: np.ndarray, bounds: list[int]) -> list[np.ndarray]:
         """The tuples of `flat[bounds[i]:bounds[i + 1]]` as one object array per i, making missing ones."""
@@ -96,10 +108,20 @@ class PairCache:
         self.limit = limit
         self._lock = threading.Lock()
         self._layouts: OrderedDict[LayoutKey, PairLayout] = OrderedDict()
+        # counts the layouts dropped (cleared, evicted): a `listed` answer holds while it has not changed
+        self.epoch = 0
 
     def take(self, key: LayoutKey, flat: np.ndarray, bounds: list[int]) -> list[np.ndarray]:
         with self._lock:
             return self._layout(key).take(flat, bounds)
+
+    def listed(self, key: LayoutKey) -> tuple[list, int]:
+        """`PairLayout.listed` of layout `key`, for small results to take their tuples from by global id, and the
+        `epoch` until which it is the cache's (-1: a layout too big to keep). Until then a caller may keep the list
+        instead of asking again, and need not seed the layout: every tuple is made."""
+        with self._lock:
+            layout = self._layout(key)
+            return layout.listed(), self.epoch if self._layouts.get(key) is layout else -1
 
     def seed(self, key: LayoutKey, seeds: list[tuple[np.ndarray, np.ndarray]]) -> None:
         """`PairLayout.seed` for each `(ids, tuples)`; validated input tuples (`GroupSpec` building)."""
@@ -122,24 +144,39 @@ class PairCache:
         total = sum(layout.pairs.size for layout in self._layouts.values())
         while total > self.limit:
             total -= self._layouts.popitem(last=False)[1].pairs.size
+            self.epoch += 1
         return made
 
     def clear(self) -> None:
         with self._lock:
             self._layouts.clear()
+            self.epoch += 1
 
 
 @dataclass(eq=False)
 class _Handed:
     """The lists one result handed out, in parallel lists (a handful of GC-tracked objects, not one
-    per member: fewer tracked allocations mean fewer full collections over everybody's lists)."""
+    per member: fewer tracked allocations mean fewer full collections over everybody's lists). The index
+    by identity and a small result's ids are made on the first lookup: most results are never looked up."""
 
     key: LayoutKey
-    index: dict[int, int]  # id(list) -> position
     lists: list[list]
-    snapshots: list[np.ndarray]  # each list's items when handed out (object arrays: not GC-traversed)
-    ids: list[np.ndarray]
+    snapshots: list[np.ndarray] | list[tuple]  # each list's items when handed out (not GC-traversed)
+    ids: list[np.ndarray] | None  # None: derived from the snapshots when first asked
     size: int
+    index: dict[int, int] | None = None  # id(list) -> position
+
+    def position(self, items: object) -> int | None:
+        if self.index is None:
+            self.index = {id(listed): i for i, listed in enumerate(self.lists)}
+        return self.index.get(id(items))
+
+    def ids_at(self, i: int) -> np.ndarray:
+        if self.ids is None:
+            starts = dict(zip(self.key[0], itertools.accumulate(self.key[1], initial=0), strict=False))
+            self.ids = [_read_only(np.array([starts[t] + p for t, p in pairs], dtype=np.int64))
+                        for pairs in self.snapshots]
+        return self.ids[i]
 
 
 class ResultRegistry:
@@ -150,37 +187,52 @@ class ResultRegistry:
         self.limit = limit
         self._lock = threading.Lock()
         self._results: deque[_Handed] = deque()
+        self._total = 0  # partitions over the kept results
 
-    def remember(self, key: LayoutKey, lists: list[list], snapshots: list[np.ndarray], ids: list[np.ndarray]) -> None:
-        """`lists[i]` (made from `snapshots[i]`, of global ids `ids[i]` in layout `key`) was handed out."""
+    def remember(self, key: LayoutKey, lists: list[list], snapshots: list[np.ndarray] | list[tuple],
+                 ids: list[np.ndarray] | None) -> None:
+        """`lists[i]` (made from `snapshots[i]`, of global ids `ids[i]` in layout `key`; None: derive them from
+        the snapshots when asked) was handed out."""
         size = sum(map(len, lists))
         if size > self.limit:
             return
-        handed = _Handed(key, {id(items): i for i, items in enumerate(lists)}, lists, snapshots, ids, size)
+        handed = _Handed(key, lists, snapshots, ids, size)
         with self._lock:
             self._results.append(handed)
-            total = sum(r.size for r in self._results)
-            while len(self._results) > self.kept or total > self.limit:
-                total -= self._results.popleft().size
+            self._total += size
+            while len(self._results) > self.kept or self._total > self.limit:
+                self._total -= self._results.popleft().size
 
     def ids_of(self, items: object, key: LayoutKey) -> np.ndarray | None:
         """Global ids (in `key`'s layout, pairs outside it dropped) of a list a result handed out and
         nobody changed since; None for anything else."""
         with self._lock:
-            found = next(((r, r.index[id(items)]) for r in reversed(self._results) if id(items) in r.index), None)
-        if found is None:
-            return None
-        handed, i = found
-        if handed.lists[i] is not items or not _same_objects(handed.snapshots[i], items):
-            return None
-        return handed.ids[i] if handed.key == key else _relayout(handed.ids[i], handed.key, key)
+            found = None
+            for handed in reversed(self._results):
+                at = handed.position(items)
+                if at is not None:
+                    found = handed, at
+                    break
+            if found is None:
+                return None
+            handed, i = found
+            if handed.lists[i] is not items or not _same_objects(handed.snapshots[i], items):
+                return None
+            ids = handed.ids_at(i)
+        return ids if handed.key == key else _relayout(ids, handed.key, key)
 
     def clear(self) -> None:
         with self._lock:
             self._results.clear()
+            self._total = 0
 
 
-def _same_objects(a: np.ndarray, b: list) -> bool:
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _same_objects(a: np.ndarray | tuple, b: list) -> bool:
     """Item by item identity: an equal-valued replacement such as `("t", True)` for `("t", 1)` is a change."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 

@@ -16,7 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from assignors.model import GroupSpec, Member, build_spec, owner_of
+from assignors.intake import plain_spec
+from assignors.model import SMALL_GROUP, GroupSpec, Member, build_spec, owner_of
 
 _STRATEGIES: dict[str, str] = {
     "range": "assignors.range:RangeAssignor",
@@ -110,11 +111,23 @@ def assign(
     them in the order of the leader's Java `HashMap` filled in that order (`GroupSpec.leader_order`).
     `partition_rates`: msgs/s per partition of each topic (topics left out carry 0), read by `RATE_AWARE`
     strategies only.
+
+    A small group's plain input (`assignors.intake`) takes the streaming state machine's route: its spec in list
+    form, the assignor's owners (`assign_owners`, where the assignor computes them) and one walk over them.
     """
-    check_strategy(strategy)
-    spec = build_spec(topics, members, partition_racks)
-    rates = None if partition_rates is None else rates_array(spec, partition_rates)
-    return spec.to_result(assign_spec(strategy, spec, rates))
+    assignor = get_assignor(strategy)
+    spec = plain_spec(topics, members, partition_racks)
+    if spec is None:
+        spec = build_spec(topics, members, partition_racks)
+    try:
+        rates = None if partition_rates is None else rates_array(spec, partition_rates)
+        if strategy in RATE_AWARE:
+            return spec.to_result(assign_spec(strategy, spec, rates))
+        if spec.num_partitions <= SMALL_GROUP and hasattr(assignor, "owners"):
+            return spec.owners_result(_owners_function(strategy)(spec))
+        return spec.to_result(assignor.assign(spec))
+    finally:
+        spec.release()
 
 
 def rates_array(spec: GroupSpec, partition_rates: Mapping[str, Sequence[float]]) -> np.ndarray:

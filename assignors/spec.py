@@ -14,7 +14,7 @@ import itertools
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -38,6 +38,10 @@ class _TopicTables:
         self.name_rank: np.ndarray | None = None
         self.lists: tuple[list[int], list[int]] | None = None
         self.ids_by_number: list[int] | None = None
+        self.ids_by_name: list[int] | None = None
+        self.pair_key: tuple[tuple[str, ...], tuple[int, ...]] | None = None
+        self.pairs: list[Any] = []  # `GroupSpec.pair_tuples`, valid while the pair cache's epoch is `pairs_epoch`
+        self.pairs_epoch = -1
 
 
 class _MemberTables:
@@ -218,6 +222,40 @@ class GroupSpec:
                         order.append(start[t] + number)
             tables.ids_by_number = order
         return tables.ids_by_number
+
+    @property
+    def ids_by_name(self) -> list[int]:
+        """Every global id in (topic name, partition) order, the order of a result's lists: a list (shared: not to be
+        modified), made once per topic layout."""
+        tables = self._topic_tables()
+        if tables.ids_by_name is None:
+            sizes, by_name = self.topic_lists
+            start: list[int] = tables.topic_start.tolist()
+            order: list[int] = []
+            for t in by_name:
+                order += range(start[t], start[t] + sizes[t])
+            tables.ids_by_name = order
+        return tables.ids_by_name
+
+    @property
+    def pair_key(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The topic layout as `assignors.pairs` keys it: topic names and sizes in global id order."""
+        tables = self._topic_tables()
+        if tables.pair_key is None:
+            tables.pair_key = (tuple(self.topic_names), tuple(self.topic_lists[0]))
+        return tables.pair_key
+
+    def pair_tuples(self) -> list[Any]:
+        """Every global id's `(topic, partition)` tuple, as the pair cache holds them (`assignors.pairs`): a list by
+        global id (shared: not to be modified), kept with the topic tables until the cache drops the layout."""
+        tables = self._topic_tables()
+        if tables.pairs_epoch != CACHE.epoch:
+            tables.pairs, tables.pairs_epoch = CACHE.listed(self.pair_key)
+        return tables.pairs
+
+    def pair_tuples_known(self) -> bool:
+        """Whether `pair_tuples` holds: every tuple of the layout is made, so input tuples have nothing to seed."""
+        return self._topic_tables().pairs_epoch == CACHE.epoch
 
     @property
     def name_rank(self) -> np.ndarray:
@@ -429,14 +467,23 @@ class GroupSpec:
         return self
 
     def with_members(self, member_ids: list[str], subscriptions: list[tuple[str, ...]],
-                     member_topics: list[np.ndarray], owned: list[np.ndarray], generations: np.ndarray,
-                     racks: list[str | None], instance_ids: list[str | None], weights: np.ndarray | None,
-                     rack_names: list[str], partition_rack_bits: np.ndarray | None) -> GroupSpec:
+                     member_topics: list[np.ndarray], owned: list[np.ndarray] | None,
+                     generations: np.ndarray | list[int], racks: list[str | None], instance_ids: list[str | None],
+                     weights: np.ndarray | None, rack_names: list[str], partition_rack_bits: np.ndarray | None,
+                     owned_lists: list[list[int]] | None = None, disjoint: bool = False) -> GroupSpec:
         """This spec's topics with other members (and replica racks), sharing what it derived from the
         topics alone: a caller that keeps one member-less spec per topic layout (the streaming state
-        machine, whose every event is a new membership on a layout it met before) derives those once."""
-        return self._copy(member_ids, subscriptions, member_topics, owned, generations, racks, instance_ids, weights,
-                          rack_names, partition_rack_bits, {}, None)
+        machine, whose every event is a new membership on a layout it met before) derives those once.
+        The claims may come as `owned_lists` instead (`owned` None), with `disjoint`, as `for_round` takes them."""
+        return self._copy(member_ids, subscriptions, member_topics, owned or [], generations, racks, instance_ids,
+                          weights, rack_names, partition_rack_bits, {}, None)._claimed(owned, owned_lists, disjoint)
+
+    def release(self) -> None:
+        """Drops the results assignor calls kept with this spec's members (`round_results`): they refer back to the
+        spec, a cycle that only the garbage collector would free, late and at a cost. For a caller done with it."""
+        members = self._members
+        if members is not None and members.round_results is not None:
+            members.round_results.clear()
 
     def partition_id(self, topic: str, partition: int) -> int:
         return int(self.topic_start[self.topic_index[topic]]) + partition
@@ -462,7 +509,7 @@ class GroupSpec:
             flat = np.concatenate(
                 [flat[lo:hi][np.argsort(rank[lo:hi], kind="stable")] for lo, hi in itertools.pairwise(bounds.tolist())]
             )
-        key = (tuple(self.topic_names), tuple(self.topic_sizes.tolist()))
+        key = self.pair_key
         b = bounds.tolist()
         flat.flags.writeable = False  # its slices become the owned ids of the next call
         with gc_paused():
@@ -470,6 +517,29 @@ class GroupSpec:
             lists = [a.tolist() for a in arrays]
         RESULTS.remember(key, lists, arrays, [flat[lo:hi] for lo, hi in itertools.pairwise(b)])
         return dict(zip(self.member_ids, lists, strict=True))
+
+    def owners_result(self, owners: np.ndarray) -> dict[str, list[tuple[str, int]]]:
+        """`to_result` of a small group's assignment given as its owners (member index per global id, -1: nobody):
+        one walk over the ids in name order appends each partition's tuple to its owner's list, where `to_result`'s
+        numpy sort and per-member slices cost more than the few dozen partitions. The same tuples, and the lists
+        are remembered the same way."""
+        who: list[int] = owners.tolist()
+        key = self.pair_key
+        # untyped tuples: compiled, typed ones would be unboxed and boxed again, new objects instead of the shared ones
+        tuples = self.pair_tuples()
+        lists: list[list[Any]] = [[] for _ in self.member_ids]
+        handed = 0
+        for p in self.ids_by_name:
+            m = who[p]
+            if m >= 0:
+                lists[m].append(tuples[p])
+                handed += 1
+        if handed:
+            RESULTS.remember(key, lists, [tuple(items) for items in lists], None)
+        result: dict[str, list[Any]] = {}
+        for m, member in enumerate(self.member_ids):
+            result[member] = lists[m]
+        return result
 
 
 INT32: Final = np.dtype(np.int32)  # a dtype instance: numpy converts a type or a keyword argument on every call
