@@ -154,7 +154,8 @@ def test_local_and_spark_engines_write_byte_identical_files(spark, tmp_path: Pat
     local, spark_files = files(tmp_path / "local"), files(tmp_path / "spark")
     assert list(local) == list(spark_files) and len(local) > 4  # 30 lines in batches of 7: ids 0-4
     assert local == spark_files
-    groups = {json.loads(line)["group"] for line in local["diffs/batch-00000000.jsonl"].splitlines()}
+    first = next(text for name, text in local.items() if name.startswith("diffs/"))  # a batch may rebalance nobody
+    groups = {json.loads(line)["group"] for line in first.splitlines()}
     assert len(groups) >= 2  # a batch holds several groups, written in source order by both engines
     records = [json.loads(line) for name, text in spark_files.items() if name.startswith("diffs/")
                for line in text.splitlines()]
