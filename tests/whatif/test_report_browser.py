@@ -157,12 +157,13 @@ def assert_rendered(report: Path, tmp_path: Path, strategies: set[str]) -> None:
     assert not re.search(r'<script[^>]+src="?https?:', html), "the page must not load scripts from the network"
     result = probe(report, tmp_path)
     assert result["plotly"] == "object"
-    assert result["figures"], "no plotly figure in the page"
-    for fig in result["figures"]:
+    charts = [fig for fig in result["figures"] if fig["id"].startswith("fig-")]  # the load lane's: test_report_load
+    assert charts, "no plotly figure in the page"
+    for fig in charts:
         assert fig["width"] > 600 and fig["height"] > 600, fig
         assert fig["traces"] >= len(strategies) and fig["points"] > 0, fig
         assert fig["lines"] >= 3 * len(strategies), fig  # every strategy drawn in every panel (3 in the compact layout)
-    assert result["titles"] >= 7 * len(result["figures"]), result["titles"]  # x titles on every row, y on every panel
+    assert result["titles"] >= 7 * len(charts), result["titles"]  # x titles on every row, y on every panel
     image = screenshot(report, tmp_path)
     assert image.std() > 10, "the screenshot is blank"
     assert (image.min(axis=2) < 128).mean() > 0.005, "the screenshot has almost nothing drawn on it"
@@ -198,11 +199,12 @@ def test_one_page_for_all_bundled_histories(history_diffs, history_records, tmp_
     report = tmp_path / "all.html"
     assert cli(["report", str(diffs), "--out", str(report)]) == 0
     html = report.read_text(encoding="utf-8")
-    assert html.count("Plotly.newPlot") == len(HISTORIES)
+    assert len(re.findall(r"id=\"fig-", html)) == len(HISTORIES)  # one chart per group (load lanes: their own)
     assert html.count("window.PlotlyConfig") == 1  # the library is embedded once
     result = probe(report, tmp_path)
-    assert len(result["figures"]) == len(HISTORIES)
-    assert all(f["width"] > 600 and f["height"] > 600 and f["points"] > 0 and f["lines"] > 0 for f in result["figures"])
+    charts = [f for f in result["figures"] if f["id"].startswith("fig-")]
+    assert len(charts) == len(HISTORIES)
+    assert all(f["width"] > 600 and f["height"] > 600 and f["points"] > 0 and f["lines"] > 0 for f in charts)
     assert result["tables"]["summary"] == sum(len({r["strategy"] for r in history_records(n)}) for n in HISTORIES)
 
 
@@ -222,7 +224,7 @@ def test_dead_letters_static_restarts_and_final_assignments_are_on_screen(histor
     assert tables["static"] == 12  # two rolling restarts of six static members
     assert tables["final"] == 8 + 6  # every member of both groups, all strategies side by side
     assert tables["holdings"] >= 8 + 6  # the best strategy's partitions listed, open
-    assert len(result["figures"]) == 2
+    assert len([fig for fig in result["figures"] if fig["id"].startswith("fig-")]) == 2  # one chart per group
 
 
 def test_conformance_lane_of_a_replayed_capture(tmp_path: Path) -> None:
@@ -282,4 +284,5 @@ def test_a_burst_of_rebalances_stays_readable(burst_capture, tmp_path):
     assert legend[3] <= modebar[1] or modebar[3] <= legend[1] or legend[2] <= modebar[0], (legend, modebar)
     assert len(result["own"]) == 1 and result["own"][0] > 0  # range, the group's strategy
     shot = screenshot(report, tmp_path)
-    assert colour_pixels(shot, STRATEGY_COLOURS["observed"]) > 500  # observed's line and marks are drawn
+    # observed's line and marks are drawn (the group's own range row, equal to it, is drawn over part of them)
+    assert colour_pixels(shot, STRATEGY_COLOURS["observed"]) > 200
