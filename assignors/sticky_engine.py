@@ -261,7 +261,7 @@ def _run_engine(spec: GroupSpec, members: _Members, generations: list[int]) -> E
 
 def _owner_array(owner: list[int], members: _Members | None, num_members: int) -> np.ndarray:
     """int32 `EngineResult.owners` from a list of member indices (-1: nobody), each mapped to its
-    `members.leader_list` entry (None: kept). `np.array` of a list of ints costs about 300 instructions an
+    `members.leader_list` entry (None: kept). `np.array` of a list of ints costs more than an
     element (dtype discovery, then a conversion per item), `bytes` of one about 75: the owners' int32 codes
     (`_owner_codes`) joined cost a list read and a copy of 4 bytes each, and `frombuffer` takes them as they are
     (read-only, as a result's owners are; its dtype given by position: by keyword, it costs twice as much)."""

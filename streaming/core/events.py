@@ -25,7 +25,7 @@ _NUMBER_TYPES: Final = frozenset({int, float})  # JSON numbers (bool is a type o
 # a traffic key -> toPositive(murmur2(its UTF-8 bytes)): keyed traffic events of a topic repeat their keys
 _KEY_HASHES: Final[dict[str, int]] = {}
 _KEPT_KEY_HASHES: Final = 65_536
-_IS_ASCII: Final = str.isascii  # compiled, called at once, where `s.isascii()` looks the method up (~150 instructions)
+_IS_ASCII: Final = str.isascii  # compiled, called at once, where `s.isascii()` looks the method up
 EVENT_TYPES = ("join", "leave", "subscribe", "partitions", "delete_topic", "generation", "delete_group", "traffic")
 
 
