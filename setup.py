@@ -34,7 +34,7 @@ COMPILED = [
     "streaming/core/jsontext.py",
     "streaming/core/shape.py",
     "streaming/core/local.py",
-    "streaming/core/metrics.py",
+    "streaming/exporter/fold.py",
     "assignors/range.py",
     "assignors/roundrobin.py",
     "streaming/core/records.py",
