@@ -11,8 +11,8 @@ import base64
 import json
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate, pairwise
-from typing import Any, Final, NoReturn
+from itertools import accumulate
+from typing import Any, Final
 
 import numpy as np
 import orjson
@@ -20,10 +20,9 @@ import orjson
 from assignors.optimality import (
     Counts,
     TopicGroups,
-    min_moves,
     min_moves_counted,
     min_moves_tallied,
-    moves,
+    round_counts,
     topic_subscribers,
 )
 
@@ -83,60 +82,17 @@ def member_changes(
 ) -> tuple[Changes, int, int]:
     """Per-member assigned/revoked partitions between two owner arrays over the same layout.
 
-    Owners are indices into `member_ids` (-1: nobody). Members come in `member_ids` order, topics in
-    layout order, partitions ascending. Returns (changes, assigned count, revoked count).
+    Owners are indices into `member_ids` (-1: nobody); `topic_sizes`: partitions per topic of `topic_names`
+    (0: a deleted topic). Members come in `member_ids` order, topics in layout order, partitions ascending.
+    Returns (changes, assigned count, revoked count). One pass over the changed partitions (ascending, so
+    topics come in layout order and partitions ascending), each side collected per member (`_Side`).
     """
     changed = (prev_owner != new_owner).nonzero()[0]
-    if changed.size <= _FEW_CHANGES:
-        return _few_member_changes(changed, prev_owner, new_owner, member_ids, topic_names, topic_sizes)
-    starts = np.zeros(len(topic_sizes) + 1, dtype=np.int64)
-    np.cumsum(topic_sizes, out=starts[1:])
-    sides = {}
-    for side, owner in (("assigned", new_owner), ("revoked", prev_owner)):
-        ids = changed[owner[changed] >= 0]
-        who = owner[ids]
-        order = np.argsort(who, kind="stable")
-        sides[side] = (ids[order], who[order])
-    out: Changes = {}
-    members_touched = np.union1d(sides["assigned"][1], sides["revoked"][1])
-    for m in members_touched.tolist():
-        out[member_ids[m]] = {"assigned": {}, "revoked": {}}
-    for side, (ids, who) in sides.items():
-        if ids.size == 0:
-            continue
-        topic = np.searchsorted(starts, ids, side="right") - 1
-        number = ids - starts[topic]
-        # runs of equal (member, topic): ids are ascending within a member, so topics come in layout order
-        run_start = np.flatnonzero(np.concatenate([[True], (who[1:] != who[:-1]) | (topic[1:] != topic[:-1])]))
-        run_end = np.append(run_start[1:], ids.size)
-        run_topic = [topic_names[t] for t in topic[run_start].tolist()]
-        number_l = number.tolist()
-        lists = list(map(number_l.__getitem__, map(slice, run_start.tolist(), run_end.tolist())))
-        member_start = np.flatnonzero(np.concatenate([[True], who[run_start][1:] != who[run_start][:-1]]))
-        for a, b in pairwise([*member_start.tolist(), run_start.size]):
-            out[member_ids[who[run_start[a]]]][side] = dict(zip(run_topic[a:b], lists[a:b], strict=True))
-    return out, int(sides["assigned"][0].size), int(sides["revoked"][0].size)
-
-
-_FEW_CHANGES = 256  # up to this, plain Python beats the ~30 numpy calls of the vectorised path (measured)
-
-
-def _few_member_changes(
-    changed: np.ndarray,
-    prev_owner: np.ndarray,
-    new_owner: np.ndarray,
-    member_ids: Sequence[str],
-    topic_names: Sequence[str],
-    topic_sizes: np.ndarray,
-) -> tuple[Changes, int, int]:
-    """`member_changes` for a few changed partitions (the usual small-group round), same output: one pass
-    over the changed ids (ascending, so topics come in layout order and partitions ascending)."""
     bounds: list[int] = [0, *accumulate(topic_sizes.tolist())]
     assigned, revoked = _Side(len(member_ids)), _Side(len(member_ids))
     end = -1
     name = ""
     first = t = 0
-    # typed lists and an index loop: compiled, the owners stay native ints (a `zip(strict=True)` yields objects)
     ids: list[int] = changed.tolist()
     news: list[int] = new_owner[changed].tolist()
     prevs: list[int] = prev_owner[changed].tolist()
@@ -149,13 +105,17 @@ def _few_member_changes(
             assigned.add(n, t, name, i - first)
         if p >= 0:
             revoked.add(p, t, name, i - first)
-    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count
+    out: Changes = {}
+    for m, gained in enumerate(assigned.topics):
+        lost = revoked.topics[m]
+        if gained is not None or lost is not None:
+            out[member_ids[m]] = {"assigned": {} if gained is None else gained, "revoked": {} if lost is None else lost}
+    return out, assigned.count, revoked.count
 
 
 class _Side:
     """One side ("assigned" or "revoked") of a round's changes, collected in partition order topic by topic, in
-    tables indexed by member: a change costs list reads where a lookup keyed by member boxes its key. Each side
-    keeps its own per-member topics (`_in_member_order` pairs them), so a new topic reads no entry by key."""
+    tables indexed by member; each side keeps its own per-member topics (`member_changes` pairs them)."""
 
     def __init__(self, members: int) -> None:
         self.count = 0
@@ -164,7 +124,7 @@ class _Side:
         self.topics: list[dict[str, list[int]] | None] = [None] * members  # member -> its topics (None: no change)
 
     def add(self, member: int, topic: int, name: str, number: int) -> None:
-        """Partition `number` of topic `name` (any index that tells the round's topics apart: `topic`)."""
+        """Partition `number` of topic `name` (index `topic`)."""
         self.count += 1
         if self.topic[member] == topic:
             self.lists[member].append(number)
@@ -173,109 +133,7 @@ class _Side:
         topics = self.topics[member]
         if topics is None:
             topics = self.topics[member] = {}
-        # made empty, then appended to: its first append allocates room for four, where `[number]` allocates one
-        # and grows at the second (most lists hold two to four partitions: a reallocation spared)
-        numbers: list[int] = []
-        numbers.append(number)
-        self.lists[member] = topics[name] = numbers
-
-
-def _in_member_order(assigned: _Side, revoked: _Side, member_ids: Sequence[str]) -> Changes:
-    """The changed members' entries by id, in member order, each with both sides."""
-    ids = member_ids if isinstance(member_ids, list) else list(member_ids)  # compiled, a list is read natively
-    out: Changes = {}
-    lost_by_member = revoked.topics
-    for m, gained in enumerate(assigned.topics):
-        lost = lost_by_member[m]
-        if gained is not None or lost is not None:
-            out[ids[m]] = {"assigned": {} if gained is None else gained, "revoked": {} if lost is None else lost}
-    return out
-
-
-def small_round(prev_owner: np.ndarray, new_owner: np.ndarray, member_ids: Sequence[str], topic_names: Sequence[str],
-                sizes: list[int], present: int) -> tuple[Changes, int, int, Counts]:
-    """`member_changes` and `round_counts` of a small round (at most `SMALL_ROUND` partitions) whose changes and
-    metrics are over the same partitions, in one pass: both walked the same two arrays, each converting them to
-    lists (with the changed ids, ~35 % of a range + roundrobin loop's bookkeeping). `sizes`: partitions per topic
-    in layout order (0: deleted, no live index). `present`: the members still in the group; a higher index is a
-    member that left (the union layout of a first round), nobody for the counts as in the new layout. Same
-    results as the two functions.
-
-    A topic's (previous, new owner) pairs are tallied per run of equal owners (Range hands out runs), a member
-    that left counted as nobody at once, so each pair is one triple of the topic, stored once, first seen first
-    (the `Counts` `round_counts` gives)."""
-    prevs: list[int] = prev_owner.tolist()
-    news: list[int] = new_owner.tolist()
-    if not len(prevs) == len(news) == sum(sizes):
-        raise ValueError("small_round: owner arrays and topic sizes of different lengths")
-    members = len(member_ids)
-    width = members + 1  # a pair counted under one int, owners shifted to 0..members
-    tally = [0] * (width * width if width * width <= _DENSE_PAIRS else 0)  # few members: pairs tallied in a list
-    seen: list[int] = []  # the pairs tallied in the current topic, first seen first
-    sparse: dict[int, int] = {}  # else in a dict
-    counts: Counts = []
-    assigned, revoked = _Side(members), _Side(members)
-    first = 0
-    live = -1
-    for t, size in enumerate(sizes):
-        if not size:
-            continue
-        live += 1
-        name = topic_names[t]
-        end = first + size
-        last_p, last_n, run = prevs[first], news[first], 0
-        if not (-1 <= last_p < members and -1 <= last_n < members):  # compared inline: a call per run costs more
-            _bad_owners(members)
-        for i in range(first, end):
-            p, n = prevs[i], news[i]
-            if p != last_p or n != last_n:
-                _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
-                if not (-1 <= p < members and -1 <= n < members):
-                    _bad_owners(members)
-                last_p, last_n, run = p, n, 0
-            run += 1
-            if p == n:
-                continue
-            if n >= 0:
-                assigned.add(n, live, name, i - first)
-            if p >= 0:
-                revoked.add(p, live, name, i - first)
-        _count_run(tally, seen, sparse, (last_p + 1 if last_p < present else 0) * width + last_n + 1, run)
-        for pair in seen:  # the topic's tally, emptied for the next
-            counts.append(live)
-            counts.append(pair // width - 1)
-            counts.append(pair % width - 1)
-            counts.append(tally[pair])
-            tally[pair] = 0
-        seen.clear()
-        for pair, count in sparse.items():
-            counts.append(live)
-            counts.append(pair // width - 1)
-            counts.append(pair % width - 1)
-            counts.append(count)
-        sparse.clear()
-        first = end
-    return _in_member_order(assigned, revoked, member_ids), assigned.count, revoked.count, counts
-
-
-_DENSE_PAIRS = 1_024  # up to this many (previous, new owner) pairs (31 members), `small_round` tallies in a list
-
-
-def _bad_owners(members: int) -> NoReturn:
-    """Owners are member indices or -1 (nobody)."""
-    raise ValueError(f"small_round: member indices must be in [-1, {members})")
-
-
-def _count_run(tally: list[int], seen: list[int], sparse: dict[int, int], pair: int, run: int) -> None:
-    """Counts a run of partitions under `pair`: in `tally` when it has room for every pair, `seen` listing the
-    pairs first tallied, else in `sparse`."""
-    if not tally:
-        sparse[pair] = sparse.get(pair, 0) + run
-        return
-    tallied = tally[pair]
-    if not tallied:
-        seen.append(pair)
-    tally[pair] = tallied + run
+        self.lists[member] = topics[name] = [number]
 
 
 def build_metrics(
@@ -301,98 +159,15 @@ def build_metrics(
     `min_moves`: the fewest moves any assignment with the same per-member loads could have made
     (`assignors.optimality`), so `moves - min_moves` is the movement the strategy chose to spend; None
     when `optimality` is off (it solves a small min-cost flow per round when subscriptions differ).
-    `counts`: the round's `round_counts`, for a caller that counted them already; `groups`: `subscribed`'s
-    topic groups, for a caller that keeps them over the event's rounds (a small round reads them).
+    Every value follows from the round's `round_counts` (`counts`, for a caller that counted them already)
+    tallied over `subscribed`'s topic groups (`groups`, for a caller that keeps them over the event's rounds).
     """
-    members = subscribed.shape[0]
-    if prev_owner.size <= SMALL_ROUND:
-        if counts is None:
-            counts = round_counts(prev_owner, new_owner, partition_topic)
-        if groups is None:
-            groups = TopicGroups(topic_subscribers(subscribed), members)
-        return _small_metrics(counts, subscribed, groups, assigned=assigned, revoked=revoked, paused=paused,  # type: ignore[arg-type]
-                              optimality=optimality)
-    topic_subscribed = subscribed.any(axis=0) if members else np.zeros(subscribed.shape[1], dtype=bool)
-    in_subscribed = topic_subscribed[partition_topic] if partition_topic.size else np.zeros(0, dtype=bool)  # type: ignore[index]
-    load = np.bincount(new_owner[new_owner >= 0], minlength=members) if members else np.zeros(0, dtype=np.int64)
-    moved = moves(prev_owner, new_owner)
-    least = None
-    if optimality:  # 0 <= min_moves <= moves, so no moves needs no solving
-        least = min_moves(prev_owner, new_owner, partition_topic, subscribed) if moved else 0
-    return {
-        "members": members,
-        "partitions": int(in_subscribed.sum()),
-        "assigned": assigned,
-        "revoked": revoked,
-        "unassigned": int((in_subscribed & (new_owner < 0)).sum()),
-        "paused": paused,
-        "load_min": int(load.min()) if members else 0,
-        "load_max": int(load.max()) if members else 0,
-        "moves": moved,
-        "min_moves": least,
-    }
-
-
-SMALL_ROUND = 256  # up to this many partitions, metrics come from one count in Python (numpy calls cost more)
-
-
-def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray,
-                 partition_topic: np.ndarray) -> Counts | None:
-    """A small round's partitions counted by (topic, previous owner, new owner) in one pass
-    (`assignors.optimality.Counts`); None for a round of more than `SMALL_ROUND` partitions. Every metric of a
-    small round follows from these few distinct triples, and so does which members got a topic they do not
-    subscribe to (`streaming.core.rounds`), so a round counts them once for both."""
-    if prev_owner.size > SMALL_ROUND:
-        return None
-    topics: list[int] = partition_topic.tolist()
-    prevs: list[int] = prev_owner.tolist()
-    news: list[int] = new_owner.tolist()
-    if not len(topics) == len(prevs) == len(news):
-        raise ValueError("round_counts: arrays of different lengths")
-    if not topics:
-        return []
-    # Each triple is counted under one int, its owners shifted to 0.. and written in base `width`: compiled, an
-    # int key costs a fraction of a tuple's allocation, hashing and comparing (measured: the tuple-keyed count was
-    # 16 % of a range + roundrobin loop); the few distinct keys become triples again, in first-seen order.
-    low, high = _span(prevs, prevs[0], prevs[0])
-    low, high = _span(news, low, high)
-    width = high - low + 1
-    counts: dict[int, int] = {}
-    last, run = -1, 0  # consecutive partitions often share their triple (Range hands out runs): counted at once
-    for i, t in enumerate(topics):
-        key = (t * width + prevs[i] - low) * width + news[i] - low
-        if key == last:
-            run += 1
-            continue
-        if run:
-            counts[last] = counts.get(last, 0) + run
-        last, run = key, 1
-    counts[last] = counts.get(last, 0) + run
-    triples: Counts = []
-    for key, count in counts.items():
-        rest = key // width
-        triples += (rest // width, rest % width + low, key % width + low, count)
-    return triples
-
-
-def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
-    """The least and the greatest of `values`, `low` and `high` (compiled, this loop compares native ints where
-    `min` and `max` compare objects)."""
-    for v in values:
-        if v < low:
-            low = v
-        elif v > high:
-            high = v
-    return low, high
-
-
-def _small_metrics(counts: Counts, subscribed: np.ndarray, groups: TopicGroups, *, assigned: int, revoked: int,
-                   paused: int, optimality: bool) -> dict[str, int | None]:
-    """`build_metrics` of a small round, same values, from its `round_counts`: one pass over the distinct
-    triples tallies them by topic group (`groups`, kept over an event's rounds), which gives the metrics and
-    `min_moves`' tables at once."""
     shape: tuple[int, int] = subscribed.shape
     members, num_topics = shape
+    if counts is None:
+        counts = round_counts(prev_owner, new_owner, partition_topic)
+    if groups is None:
+        groups = TopicGroups(topic_subscribers(subscribed), members)
     tally = groups.tally(counts, num_topics)
     load, size, _, _, moved, unassigned, outside = tally
     partitions = 0
@@ -406,7 +181,7 @@ def _small_metrics(counts: Counts, subscribed: np.ndarray, groups: TopicGroups, 
             least = min_moves_counted(counts, subscribed, groups)
         else:
             least = min_moves_tallied(groups, tally)
-    load_min = load_max = load[0] if members else 0  # compiled, native compares (`min` and `max` are calls)
+    load_min = load_max = load[0] if members else 0
     for count in load:
         if count < load_min:
             load_min = count

@@ -9,14 +9,14 @@ import random
 import subprocess
 import sys
 import tempfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from assignors.optimality import TopicGroups, min_moves, moves, topic_subscribers
-from streaming.core.diffs import build_metrics, diff_records, dumps, member_changes, round_counts, small_round
+from streaming.core.diffs import build_metrics, diff_records, dumps, member_changes
 
 
 def test_small_round_metrics_match_the_definitions() -> None:
@@ -65,47 +65,40 @@ def test_small_round_metrics_of_interleaved_events_keep_their_own_topic_groups()
             assert groups.topic_members == topic_subscribers(subscribed)
 
 
-def test_round_counts_are_the_counted_triples_flat() -> None:
-    """`round_counts` against `Counter` over the partitions' (topic, previous, new owner) triples: four ints per
-    distinct triple, each once, in first-seen order, so a topic's triples come together when its partitions do
-    (what `TopicGroups.tally` reads a group once for)."""
-    rng = random.Random(17)
-    for _ in range(2_000):
-        members, size = rng.randint(0, 40), rng.randint(0, 60)
-        partition_topic = np.array(sorted(rng.randint(0, 4) for _ in range(size)), dtype=np.int32)
-        if rng.random() < 0.3:
-            rng.shuffle(partition_topic)
-        prev = np.array([rng.randint(-1, members - 1) for _ in range(size)], dtype=np.int32)
-        new = np.array([p if rng.random() < 0.5 else rng.randint(-1, members - 1) for p in prev.tolist()],
-                       dtype=np.int32)
-        counts = round_counts(prev, new, partition_topic)
-        assert counts is not None and len(counts) % 4 == 0
-        triples = [tuple(counts[k : k + 3]) for k in range(0, len(counts), 4)]
-        expected = Counter(zip(partition_topic.tolist(), prev.tolist(), new.tolist(), strict=True))
-        assert triples == list(expected)
-        assert counts[3::4] == list(expected.values())
+def _changes_by_definition(prev, new, ids, names, sizes):
+    """Per member (in `ids` order) its assigned and revoked partitions, partition by partition."""
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    found: dict[int, dict[str, dict[str, list[int]]]] = {}
+    for i, (p, n) in enumerate(zip(prev.tolist(), new.tolist(), strict=True)):
+        if p == n:
+            continue
+        t = int(np.searchsorted(starts, i, side="right")) - 1
+        for side, m in (("assigned", n), ("revoked", p)):
+            if m >= 0:
+                found.setdefault(m, {"assigned": {}, "revoked": {}})[side].setdefault(names[t], []).append(
+                    i - int(starts[t]))
+    return {ids[m]: found[m] for m in sorted(found)}
 
 
-def test_small_round_gives_what_member_changes_and_round_counts_give() -> None:
-    """The one-pass small round against the two functions, with deleted topics (no live index) and members
-    that left (indices from `present` on: named in the changes, nobody in the counts), few members (their pairs
-    tallied in a list) and many (in a dict)."""
+def test_member_changes_list_each_moved_partition_once() -> None:
+    """`member_changes` against the per-partition definition, field order included (members in member order,
+    topics in layout order, partitions ascending): small and large rounds, deleted topics (no partitions), few
+    and many changes."""
     rng = random.Random(5)
-    for _ in range(2_000):
-        present, leavers = rng.choice((rng.randint(0, 5), rng.randint(30, 40))), rng.randint(0, 2)
-        ids = [f"m{i}" for i in range(present + leavers)]
-        sizes = [rng.choice((0, rng.randint(1, 9))) for _ in range(rng.randint(1, 4))]
+    for _ in range(600):
+        members = rng.choice((rng.randint(0, 5), rng.randint(30, 40)))
+        ids = [f"m{i}" for i in range(members)]
+        sizes = [rng.choice((0, rng.randint(1, 9), rng.randint(50, 400))) for _ in range(rng.randint(1, 4))]
         names = [f"t{t}" for t in range(len(sizes))]
-        live = [s for s in sizes if s]
-        partition_topic = np.repeat(np.arange(len(live), dtype=np.int32), live)
-        prev = np.array([rng.randint(-1, len(ids) - 1) for _ in partition_topic], dtype=np.int32)
+        prev = np.array([rng.randint(-1, members - 1) for _ in range(sum(sizes))], dtype=np.int32)
         new = prev.copy()
         for i in rng.sample(range(new.size), rng.randint(0, new.size)):
-            new[i] = rng.randint(-1, present - 1)
-        new[new >= present] = -1
-        changes, assigned, revoked, counts = small_round(prev, new, ids, names, sizes, present)
-        assert (changes, assigned, revoked) == member_changes(prev, new, ids, names, np.array(sizes, dtype=np.int64))
-        assert counts == round_counts(np.where(prev < present, prev, -1), new, partition_topic)
+            new[i] = rng.randint(-1, members - 1)
+        changes, assigned, revoked = member_changes(prev, new, ids, names, np.array(sizes, dtype=np.int64))
+        expected = _changes_by_definition(prev, new, ids, names, sizes)
+        assert json.dumps(changes) == json.dumps(expected)
+        assert assigned == int(((prev != new) & (new >= 0)).sum())
+        assert revoked == int(((prev != new) & (prev >= 0)).sum())
 
 
 def _standard(obj: object) -> bytes:
