@@ -18,11 +18,12 @@ import numpy as np
 
 from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import SMALL_ROUND, Counts, round_counts
+from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
 from streaming.core.cost import CONSUMER_PROTOCOL
-from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
+from streaming.core.round_metrics import build_metrics
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
 from streaming.core.traffic import GroupLoad, paused_rates
@@ -161,10 +162,10 @@ class StrategyRounds:
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
     def close(self) -> None:
-        """Drops the event's assignor results (`GroupSpec.round_results`, shared by its rounds' specs): they
-        refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
+        """Releases the event's spec (`GroupSpec.release`): what the assignors kept with it for the event's rounds
+        refers back to it, a cycle that only the garbage collector would free, late and at a cost."""
         if self._spec is not None:
-            self._spec.round_results.clear()
+            self._spec.release()
 
     def _paused_rates(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray,
                       prev_union: np.ndarray) -> list[float] | None:
@@ -370,7 +371,7 @@ class StrategyRounds:
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
         subscribers, partition tables) depends only on the topics and members, so it is computed once per event
         (the copies share it). `_disjoint` claims come from the owners alone, so `_owned`'s `_claims_key` names them
-        (`GroupSpec.claims_key`): the sticky engine's memo then hashes those bytes, not a key made from the claims."""
+        (`GroupSpec.for_round`'s `claims_key`: rounds with the same key claim the same partitions)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
@@ -430,7 +431,7 @@ def _unclaimed(num_members: int) -> np.ndarray:
 
 
 def _phase(name: str, first: bool) -> str:
-    """A round's `phase` (`diffs.PHASES`): how the strategy's protocol pauses partitions in it."""
+    """A round's `phase` (`record_encoding.PHASES`): how the strategy's protocol pauses partitions in it."""
     if name in COOPERATIVE:
         return "revoke" if first else "followup"
     return "incremental" if name in INCREMENTAL else "eager"

@@ -1,6 +1,5 @@
-"""A small round's metrics (`streaming.core.diffs`, counted from the round's (topic, previous, new owner)
-triples) against the per-partition definitions: the moves, `min_moves` (rounds with and without moves, some
-with every member on every topic) and the load bounds."""
+"""The records' bytes (`streaming.core.record_encoding`): `dumps` writes what the standard encoder writes, records
+cost their size, and a diff record split into parts keeps every change once."""
 
 from __future__ import annotations
 
@@ -12,93 +11,9 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from assignors.optimality import TopicGroups, min_moves, moves, topic_subscribers
-from streaming.core.diffs import build_metrics, diff_records, dumps, member_changes
-
-
-def test_small_round_metrics_match_the_definitions() -> None:
-    rng = random.Random(3)
-    for _ in range(2_000):
-        members, topics = rng.randint(0, 5), rng.randint(1, 3)
-        sizes = [rng.randint(1, 8) for _ in range(topics)]
-        partition_topic = np.repeat(np.arange(topics, dtype=np.int32), sizes)
-        everyone = rng.random() < 0.3
-        subscribed = np.array([[everyone or rng.random() < 0.6 for _ in range(topics)] for _ in range(members)],
-                              dtype=bool).reshape(members, topics)
-        prev = np.array([rng.randint(-1, members - 1) for _ in partition_topic], dtype=np.int32)
-        new = prev.copy()
-        for i in rng.sample(range(new.size), rng.randint(0, new.size)):
-            new[i] = rng.randint(-1, members - 1)
-        got = build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0)
-        assert got["moves"] == moves(prev, new)
-        assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed), (prev, new, subscribed)
-        load = np.bincount(new[new >= 0], minlength=members)
-        assert (got["load_min"], got["load_max"]) == ((int(load.min()), int(load.max())) if members else (0, 0))
-
-
-def test_small_round_metrics_of_interleaved_events_keep_their_own_topic_groups() -> None:
-    """The rounds of an event share its `TopicGroups` (`streaming.core.layout.Relayout.topic_groups`): rounds of
-    two events taking turns, each passing its groups, give the metrics of fresh groups, rounds that hand a
-    partition to a non-subscriber (their tables widen new groups, never the shared ones) included."""
-    rng = random.Random(11)
-    for _ in range(300):
-        events = []
-        for _ in range(2):
-            members, topics = rng.randint(1, 6), rng.randint(1, 3)
-            subscribed = np.array([[rng.random() < 0.6 for _ in range(topics)] for _ in range(members)], dtype=bool)
-            partition_topic = np.repeat(np.arange(topics, dtype=np.int32), [rng.randint(1, 8) for _ in range(topics)])
-            events.append((subscribed, partition_topic, TopicGroups(topic_subscribers(subscribed), members)))
-        for k in range(6):
-            subscribed, partition_topic, groups = events[k % 2]
-            members = subscribed.shape[0]
-            prev = np.array([rng.randint(-1, members - 1) for _ in partition_topic], dtype=np.int32)
-            new = np.array([rng.choice([-1, *np.flatnonzero(subscribed[:, t]).tolist()])
-                            if rng.random() < 0.9 else rng.randint(-1, members - 1) for t in partition_topic],
-                           dtype=np.int32)
-            got = build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0,
-                                groups=groups)
-            assert got == build_metrics(prev, new, partition_topic, subscribed, assigned=0, revoked=0, paused=0)
-            assert got["min_moves"] == min_moves(prev, new, partition_topic, subscribed)
-            assert groups.topic_members == topic_subscribers(subscribed)
-
-
-def _changes_by_definition(prev, new, ids, names, sizes):
-    """Per member (in `ids` order) its assigned and revoked partitions, partition by partition."""
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    found: dict[int, dict[str, dict[str, list[int]]]] = {}
-    for i, (p, n) in enumerate(zip(prev.tolist(), new.tolist(), strict=True)):
-        if p == n:
-            continue
-        t = int(np.searchsorted(starts, i, side="right")) - 1
-        for side, m in (("assigned", n), ("revoked", p)):
-            if m >= 0:
-                found.setdefault(m, {"assigned": {}, "revoked": {}})[side].setdefault(names[t], []).append(
-                    i - int(starts[t]))
-    return {ids[m]: found[m] for m in sorted(found)}
-
-
-def test_member_changes_list_each_moved_partition_once() -> None:
-    """`member_changes` against the per-partition definition, field order included (members in member order,
-    topics in layout order, partitions ascending): small and large rounds, deleted topics (no partitions), few
-    and many changes."""
-    rng = random.Random(5)
-    for _ in range(600):
-        members = rng.choice((rng.randint(0, 5), rng.randint(30, 40)))
-        ids = [f"m{i}" for i in range(members)]
-        sizes = [rng.choice((0, rng.randint(1, 9), rng.randint(50, 400))) for _ in range(rng.randint(1, 4))]
-        names = [f"t{t}" for t in range(len(sizes))]
-        prev = np.array([rng.randint(-1, members - 1) for _ in range(sum(sizes))], dtype=np.int32)
-        new = prev.copy()
-        for i in rng.sample(range(new.size), rng.randint(0, new.size)):
-            new[i] = rng.randint(-1, members - 1)
-        changes, assigned, revoked = member_changes(prev, new, ids, names, np.array(sizes, dtype=np.int64))
-        expected = _changes_by_definition(prev, new, ids, names, sizes)
-        assert json.dumps(changes) == json.dumps(expected)
-        assert assigned == int(((prev != new) & (new >= 0)).sum())
-        assert revoked == int(((prev != new) & (prev >= 0)).sum())
+from streaming.core.record_encoding import diff_records, dumps
 
 
 def _standard(obj: object) -> bytes:
@@ -170,7 +85,7 @@ def test_held_records_cost_their_size() -> None:
     20 MiB, not the ~77 MiB orjson's grown buffers would (measured in a fresh process, peak RSS)."""
     script = (
         "import resource\n"
-        "from streaming.core.diffs import dumps\n"
+        "from streaming.core.record_encoding import dumps\n"
         "obj = {'group': 'g', 'changes': {f'm{i}': {'assigned': {'t': list(range(20))}, 'revoked': {}}"
         " for i in range(10)}}\n"
         "dumps(obj)\n"
