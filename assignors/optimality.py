@@ -39,9 +39,9 @@ keepable counts per (group, member) at ``group * members + member``, previously 
 the strategy's moves."""
 
 Counts = list[int]
-"""A small round's partitions counted by (topic, previous owner, new owner) (-1: nobody), flat: four ints per
-distinct triple, ``topic, previous, new, count``, a topic's triples together. Compiled, a list of ints costs a
-few appends where a dict keyed by tuples allocates, hashes and compares a tuple per triple."""
+"""A round's partitions counted by (topic, previous owner, new owner) (-1: nobody), flat: four ints per distinct
+triple, ``topic, previous, new, count`` (`round_counts`). A flat list of ints costs a few appends where a dict
+keyed by tuples allocates, hashes and compares a tuple per triple."""
 
 
 def moves(prev_owner: np.ndarray, new_owner: np.ndarray) -> int:
