@@ -241,7 +241,7 @@ class StrategyRounds:
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[Any], list[int]]:
         """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation (a
-        list: `GroupSpec.generation_list`, what the sticky engine reads)."""
+        list: the form `GroupSpec.generation_list` holds)."""
         lay = self.lay
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
