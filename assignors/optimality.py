@@ -13,19 +13,18 @@ group gives out at most its size. That is a min-cost flow — source → member 
 (keep arcs: cost -1, capacity the owned count; free arcs: cost 0) → sink (the group's size) — solved
 exactly in integers by the primal-dual method (`_max_kept`): no LP, no solver library.
 
-Three steps keep the common round cheap: the tables are counted in plain Python for the small groups a
-replay is full of (numpy's per-call overhead dominates there; one pass over topic groups an event's rounds
-share, `TopicGroups`) and with numpy for large ones; every
-member keeps at most ``min(load, keepable)``, so when the strategy's own assignment reaches that bound
-(most sticky rounds) it is the answer without a flow; and when keeping that bound still leaves partitions
-that complete every load, that is the answer too (most rounds of the non-sticky strategies).
+Three steps keep the common round cheap: the tables come from the round's few distinct (topic, previous owner,
+new owner) triples (`round_counts`), tallied in one pass over topic groups that an event's rounds share
+(`TopicGroups`); every member keeps at most ``min(load, keepable)``, so when the strategy's own assignment
+reaches that bound (most sticky rounds) it is the answer without a flow; and when keeping that bound still
+leaves partitions that complete every load, that is the answer too (most rounds of the non-sticky strategies).
 
 List items are updated as ``x[i] = x[i] + y``: compiled, ``x[i] += y`` adds them as objects (PyNumber_InPlaceAdd).
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Sequence
 from itertools import compress
 from typing import Final
@@ -40,9 +39,9 @@ keepable counts per (group, member) at ``group * members + member``, previously 
 the strategy's moves."""
 
 Counts = list[int]
-"""A small round's partitions counted by (topic, previous owner, new owner) (-1: nobody), flat: four ints per
-distinct triple, ``topic, previous, new, count``, a topic's triples together. Compiled, a list of ints costs a
-few appends where a dict keyed by tuples allocates, hashes and compares a tuple per triple."""
+"""A round's partitions counted by (topic, previous owner, new owner) (-1: nobody), flat: four ints per distinct
+triple, ``topic, previous, new, count`` (`round_counts`). A flat list of ints costs a few appends where a dict
+keyed by tuples allocates, hashes and compares a tuple per triple."""
 
 
 def moves(prev_owner: np.ndarray, new_owner: np.ndarray) -> int:
@@ -62,15 +61,14 @@ def min_moves(
     (Kafka's lenient cases), so ``min_moves <= moves(prev_owner, new_owner)`` always holds.
     """
     prev, new, topic, sub = _shaped(prev_owner, new_owner, partition_topic, subscribed)
-    if len(prev) <= _SMALL:
-        return min_moves_counted(_counted(topic.tolist(), prev.tolist(), new.tolist()), sub)
-    return _solve(_large_tables(prev.astype(np.int64), new.astype(np.int64), topic.astype(np.int64), sub))
+    return min_moves_counted(round_counts(prev, new, topic), sub)
 
 
 def min_moves_counted(counts: Counts, subscribed: np.ndarray, groups: TopicGroups | None = None) -> int:
-    """`min_moves` of a small round from its `Counts`, for a caller that counted them anyway
-    (`streaming.core.diffs.build_metrics`, whose `min_moves_tallied` tally found a partition given outside the
-    subscriptions). `groups`: the `TopicGroups` of `subscribed`, for a caller that keeps them over several rounds."""
+    """`min_moves` of a round from its `round_counts`, for a caller that counted them anyway
+    (`streaming.core.round_metrics.build_metrics`, whose `min_moves_tallied` tally found a partition given outside
+    the subscriptions). `groups`: the `TopicGroups` of `subscribed`, for a caller that keeps them over several
+    rounds."""
     return _solve(_counted_tables(counts, np.asarray(subscribed, dtype=bool), groups))
 
 
@@ -80,9 +78,9 @@ def topic_subscribers(subscribed: np.ndarray) -> list[frozenset[int]]:
 
 
 def min_moves_tallied(groups: TopicGroups, tally: Tally) -> int:
-    """`min_moves` of a small round from its `groups.tally`, for a caller that tallied it anyway
-    (`streaming.core.diffs.build_metrics` derives its metrics from it); the tally must have found no partition
-    outside the groups (else `min_moves_counted`, which widens them)."""
+    """`min_moves` of a round from its `groups.tally`, for a caller that tallied it anyway
+    (`streaming.core.round_metrics.build_metrics` derives its metrics from it); the tally must have found no
+    partition outside the groups (else `min_moves_counted`, which widens them)."""
     load, size, keep, total_owned, moved, _, _ = tally
     return _solve((load, groups.members_of, size, keep, total_owned, moved))
 
@@ -134,15 +132,74 @@ def _solve_python(tables: Tables) -> int:
     return total_owned - _max_kept(load, members_of, size, keep)
 
 
-_SMALL = 256  # up to this many partitions, counting in Python beats numpy's per-call overhead (measured: ~300)
+SMALL_ROUND = 256  # up to this many partitions, a round is counted in plain Python (numpy's calls cost more)
 
 
-def _counted(topics: list[int], prevs: list[int], news: list[int]) -> Counts:
-    """The `Counts` of partitions given as lists (`min_moves`' small rounds: the streaming rounds count theirs
-    in `streaming.core.diffs`)."""
-    counts: Counts = []
-    for (t, p, n), count in Counter(zip(topics, prevs, news, strict=True)).items():
-        counts += (t, p, n, count)
+def round_counts(prev_owner: np.ndarray, new_owner: np.ndarray, partition_topic: np.ndarray) -> Counts:
+    """A round's partitions counted by (topic, previous owner, new owner): the one count that `min_moves`' tables,
+    every metric of a round (`TopicGroups.tally`) and the state machine's reading of who got what follow from,
+    in a few distinct triples. `prev_owner` / `new_owner`: member index per partition (-1: nobody);
+    `partition_topic`: topic index per partition (arrays of one length).
+
+    A round of up to `SMALL_ROUND` partitions is counted in one pass over lists (`_counted_lists`: its triples in
+    first-seen order), a larger one in numpy (`_counted_arrays`: the same triples, in (topic, previous, new)
+    order); tests/assignors/test_optimality.py holds the two side by side."""
+    if not len(prev_owner) == len(new_owner) == len(partition_topic):
+        raise ValueError("round_counts: arrays of different lengths")
+    if len(prev_owner) <= SMALL_ROUND:
+        return _counted_lists(partition_topic.tolist(), prev_owner.tolist(), new_owner.tolist())
+    return _counted_arrays(prev_owner, new_owner, partition_topic)
+
+
+def _counted_lists(topics: list[int], prevs: list[int], news: list[int]) -> Counts:
+    """`round_counts` over lists. Each triple is counted under one int, its owners shifted to 0.. and written in
+    base `width` (an int key costs less than a tuple's allocation and hashing); consecutive partitions often
+    share their triple (Range hands out runs), so a run is counted at once."""
+    if not topics:
+        return []
+    low, high = _span(prevs, prevs[0], prevs[0])
+    low, high = _span(news, low, high)
+    width = high - low + 1
+    counts: dict[int, int] = {}
+    last, run = -1, 0
+    for i, t in enumerate(topics):
+        key = (t * width + prevs[i] - low) * width + news[i] - low
+        if key == last:
+            run += 1
+            continue
+        if run:
+            counts[last] = counts.get(last, 0) + run
+        last, run = key, 1
+    counts[last] = counts.get(last, 0) + run
+    triples: Counts = []
+    for key, count in counts.items():
+        rest = key // width
+        triples += (rest // width, rest % width + low, key % width + low, count)
+    return triples
+
+
+def _span(values: list[int], low: int, high: int) -> tuple[int, int]:
+    """The least and the greatest of `values`, `low` and `high`."""
+    for v in values:
+        if v < low:
+            low = v
+        elif v > high:
+            high = v
+    return low, high
+
+
+def _counted_arrays(prev_owner: np.ndarray, new_owner: np.ndarray, partition_topic: np.ndarray) -> Counts:
+    """`round_counts` in numpy: the same key as `_counted_lists`, its distinct values counted by one sort."""
+    if not len(prev_owner):
+        return []
+    prev, new = prev_owner.astype(np.int64), new_owner.astype(np.int64)
+    low = min(int(prev.min()), int(new.min()))
+    width = max(int(prev.max()), int(new.max())) - low + 1
+    keys, count = np.unique((partition_topic.astype(np.int64) * width + prev - low) * width + new - low,
+                            return_counts=True)
+    rest, news = np.divmod(keys, width)
+    topics, prevs = np.divmod(rest, width)
+    counts: Counts = np.column_stack((topics, prevs + low, news + low, count)).ravel().tolist()
     return counts
 
 
@@ -245,57 +302,6 @@ def _check_counted(counts: Counts, num_members: int, num_topics: int) -> None:
     _check_range("prev_owner", min(prevs), max(prevs), num_members)
     _check_range("new_owner", min(news), max(news), num_members)
     _check_topics(min(topics), max(topics), num_topics)
-
-
-def _large_tables(prev: np.ndarray, new: np.ndarray, topic: np.ndarray, sub: np.ndarray) -> Tables:
-    """The same tables with numpy, O(partitions) with 1-D counting (groups of up to millions of partitions)."""
-    num_members, num_topics = sub.shape
-    _check_range("prev_owner", int(prev.min()), int(prev.max()), num_members)
-    _check_range("new_owner", int(new.min()), int(new.max()), num_members)
-    _check_topics(int(topic.min()), int(topic.max()), num_topics)
-    assigned, owned = new >= 0, prev >= 0
-    load = np.bincount(new[assigned], minlength=num_members)
-    num_pairs = num_topics * num_members
-    owned_pair, owned_count = _sum_by_key(topic[owned] * num_members + prev[owned], num_pairs)
-    owned_topic, owned_member = np.divmod(owned_pair, num_members)
-    used_topic, used_member = np.divmod(_sum_by_key(topic[assigned] * num_members + new[assigned], num_pairs)[0],
-                                        num_members)
-    allowed = sub.copy()
-    allowed[used_member, used_topic] = True  # a pair the strategy used counts as allowed
-
-    subscribed_topics = np.flatnonzero(allowed.any(axis=0))  # topics nobody may hold are dropped
-    group_index: dict[bytes, int] = {}  # allowed members, as packed bits -> topic group
-    group_of = np.array([group_index.setdefault(row.tobytes(), len(group_index))
-                         for row in np.packbits(allowed[:, subscribed_topics].T, axis=1)], dtype=np.int64)
-    num_groups = len(group_index)
-    first_topic = np.zeros(num_groups, dtype=np.int64)
-    first_topic[group_of[::-1]] = subscribed_topics[::-1]  # the last write per group is its first topic
-    topic_group = np.full(num_topics, -1, dtype=np.int64)
-    topic_group[subscribed_topics] = group_of
-    topic_size = np.bincount(topic, minlength=num_topics)
-    size = np.bincount(group_of, weights=topic_size[subscribed_topics], minlength=num_groups).astype(np.int64)
-
-    keepable = allowed[owned_member, owned_topic]
-    pair, count = _sum_by_key(topic_group[owned_topic[keepable]] * num_members + owned_member[keepable],
-                              num_groups * num_members, weights=owned_count[keepable])
-    keep = np.zeros(num_groups * num_members, dtype=np.int64)
-    keep[pair] = count
-    members_of = [np.flatnonzero(allowed[:, t]).tolist() for t in first_topic.tolist()]
-    moved = int(np.count_nonzero(owned & (new != prev)))
-    return load.tolist(), members_of, size.tolist(), keep.tolist(), int(np.count_nonzero(owned)), moved
-
-
-_DENSE_KEYS = 1 << 22  # sum by key in a dense table up to this many keys, else sort
-
-
-def _sum_by_key(keys: np.ndarray, num_keys: int, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys (ascending) and, per key, how many entries (or the sum of their weights)."""
-    if num_keys <= _DENSE_KEYS:
-        sums = np.bincount(keys, weights=weights, minlength=num_keys)
-        distinct = np.flatnonzero(sums)
-        return distinct, sums[distinct].astype(np.int64)
-    distinct, inverse = np.unique(keys, return_inverse=True)
-    return distinct, np.bincount(inverse.ravel(), weights=weights).astype(np.int64)
 
 
 def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],

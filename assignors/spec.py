@@ -272,13 +272,6 @@ class GroupSpec:
             tables.name_rank = rank
         return tables.name_rank
 
-    def know_topic_tables(self, partition_topic: np.ndarray, name_rank: np.ndarray,
-                          topics_by_name: np.ndarray) -> None:
-        """Tables a caller holds already (the streaming layout builds them from one offset per topic); they must
-        be what the properties of the same name would derive (tests/core/test_layout.py)."""
-        tables = self._topic_tables()
-        tables.partition_topic, tables.name_rank, tables.topics_by_name = partition_topic, name_rank, topics_by_name
-
     @property
     def member_rack_bit(self) -> np.ndarray:
         """uint64 per member: its rack's bit, 0 when it has no rack or no replica is on its rack."""

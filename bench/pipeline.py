@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 from assignors.compiled import PURE_PYTHON_ENV, loaded_compiled
 from streaming.core.config import PipelineConfig
-from streaming.core.diffs import dumps
+from streaming.core.record_encoding import dumps
 from streaming.core.records import DIFF, OutputRecord, SourceRecord
 
 SEED = 20261121

@@ -299,33 +299,25 @@ class _PartitionLayout:
         self.live_names = [topics[t] for t in live]
         # topic name -> live topic index (-1: deleted)
         self.live_of = dict.fromkeys(topics, -1) | {topics[t]: i for i, t in enumerate(live)}
-        # global id -> live topic index
-        self.partition_topic = np.arange(len(live), dtype=np.int32).repeat(topic_sizes)
         self.in_name_order = by_name == live  # the live topics' ids are in name order (`ids_by_name` = `ordinal`)
         # global ids in Kafka's (topic name, partition) order
         self.ids_by_name = ordinal if self.in_name_order else ordinal + _by_topic(
             [starts[t] - first_rank[t] for t in by_name], [sizes[t] for t in by_name])
-        # per global id, its position in `ids_by_name` and its `topic_index << 32 | partition`: both offsets per
-        # live topic in id order, so one repeat makes the rows of one read-only block (its rows are read-only too)
-        block = np.array([[first_rank[t] - starts[t] for t in live], [(t << 32) - starts[t] for t in live]],
-                         dtype=np.int64).repeat(topic_sizes, axis=1) + ordinal
-        block.setflags(write=False)
-        self.name_rank, self.keys = block[0], block[1]
+        # per global id, its `topic_index << 32 | partition`: an offset per live topic in id order, repeated
+        self.keys = np.array([(t << 32) - starts[t] for t in live], dtype=np.int64).repeat(topic_sizes) + ordinal
         self.everyone = b"\x01" * len(live)  # a `Relayout.subscribed` row of a member subscribing to every live topic
         # the live topics without members: each event's assignor input copies it (`with_members`)
         self.spec = spec = GroupSpec(
             topic_names=self.live_names, topic_sizes=topic_sizes, member_ids=[],
             subscriptions=[], member_topics=[], owned=[], generations=np.zeros(0, dtype=np.int64), racks=[],
             instance_ids=[])
-        # what a spec derives from the topics alone is known here already: the same arrays, and its live topics in
-        # name order are `by_name` renumbered (deleted topics hold no place among them)
-        spec.know_topic_tables(self.partition_topic, self.name_rank,
-                               np.array([self.live_of[topics[t]] for t in by_name], dtype=np.int32))
+        # what the assignors derive from the topics alone, read from the spec rather than derived again
+        self.partition_topic = spec.partition_topic  # global id -> live topic index
+        self.name_rank = spec.name_rank  # global id -> its position in `ids_by_name`
         # subscription -> (live topic indices, its `Relayout.subscribed` row, the indices as a list): a group's
         # members keep their subscriptions over many events, and the layout with them
         self.subscriptions = _subscriptions(tuple(self.live_names))
-        for array in (self.starts, self.ids_by_name, self.partition_topic, topic_sizes, spec.topic_start,
-                      spec.topics_by_name):  # shared by every event
+        for array in (self.starts, self.ids_by_name, self.keys, topic_sizes):  # shared by every event
             array.setflags(write=False)
 
     def subscription(self, topics: tuple[str, ...]) -> tuple[np.ndarray, bytes, list[int]]:

@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
-from streaming.core.diffs import build_metrics, member_changes
 from streaming.core.events import Generation
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
+from streaming.core.round_metrics import build_metrics
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState

@@ -11,7 +11,7 @@ from typing import Any, Final, NamedTuple
 
 from streaming.core.config import Limits, Timing
 from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
-from streaming.core.diffs import dead_letter_record, diff_records, dumps
+from streaming.core.record_encoding import dead_letter_record, diff_records, dumps
 
 DIFF: Final = "diff"  # Final: compiled, written in where used, where a module global is a dict lookup at every read
 DEAD_LETTER: Final = "dead-letter"

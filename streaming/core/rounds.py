@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
-from assignors.optimality import Counts
+from assignors.optimality import SMALL_ROUND, Counts, round_counts
+from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
 from streaming.core.cost import CONSUMER_PROTOCOL
-from streaming.core.diffs import SMALL_ROUND, build_metrics, member_changes, round_counts, small_round
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
+from streaming.core.round_metrics import build_metrics
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
 from streaming.core.traffic import GroupLoad, paused_rates
@@ -107,24 +108,17 @@ class StrategyRounds:
             generation += 1
             first = not rounds
             before = prev_new if first else owner
-            counts: Counts | None
-            # a small round's changes and counts in one pass, unless a first round's union layout has partitions
-            # the new one lacks (its sizes are the elementwise maxima of the old and new ones over the same topics,
-            # so equal totals mean equal layouts and only leavers differ, counted as nobody)
-            if before.size <= SMALL_ROUND and (not first or prev_union.size == before.size):
-                changes, assigned, revoked, counts = small_round(
-                    prev_union if first else owner, new_owner, lay.union_ids if first else lay.member_ids,
-                    self.shape.topics, self.shape.sizes, len(lay.member_ids))
+            # a first round's changes are over the union layout (a leaver's partitions revoked, a deleted topic's
+            # too), its metrics over the new one
+            if first:
+                new_union = new_owner if lay.union_is_new else move(
+                    new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
+                changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids,
+                                                            self.shape.topics, lay.union_sizes)
             else:
-                if first:
-                    new_union = new_owner if lay.union_is_new else move(
-                        new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
-                    changes, assigned, revoked = member_changes(prev_union, new_union, lay.union_ids,
-                                                                self.shape.topics, lay.union_sizes)
-                else:
-                    changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
-                                                                lay.sizes)
-                counts = round_counts(before, new_owner, lay.partition_topic)
+                changes, assigned, revoked = member_changes(owner, new_owner, lay.member_ids, self.shape.topics,
+                                                            lay.sizes)
+            counts = round_counts(before, new_owner, lay.partition_topic)
             paused = revoked  # an eager first round pauses everything held:
             eager = first and name not in COOPERATIVE and name not in INCREMENTAL
             if self.emptied:
@@ -144,7 +138,7 @@ class StrategyRounds:
             if name == self.own_strategy:
                 owner, owner_gen = new_owner, generation
                 break
-            rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(new_owner, counts)
+            rejecting = [] if name in SUBSCRIBERS_ONLY else self._rejecting(counts)
             if rejecting and claims is None:  # what the rejecting members claimed, for their rejoin below
                 claims = self._claims(name, st, owner, owner_gen, rejoin)
             owner, owner_gen = new_owner, generation
@@ -168,10 +162,10 @@ class StrategyRounds:
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
     def close(self) -> None:
-        """Drops the event's assignor results (`GroupSpec.round_results`, shared by its rounds' specs): they
-        refer back to those specs, a cycle that only the garbage collector would free, late and at a cost."""
+        """Releases the event's spec (`GroupSpec.release`): what the assignors kept with it for the event's rounds
+        refers back to it, a cycle that only the garbage collector would free, late and at a cost."""
         if self._spec is not None:
-            self._spec.round_results.clear()
+            self._spec.release()
 
     def _paused_rates(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray,
                       prev_union: np.ndarray) -> list[float] | None:
@@ -196,21 +190,17 @@ class StrategyRounds:
         if self.load is not None:
             metrics.update(self.load.fields(owner, len(self.lay.member_ids)))
 
-    def _rejecting(self, new_owner: np.ndarray, counts: Counts | None) -> list[int]:
+    def _rejecting(self, counts: Counts) -> list[int]:
         """Members given a partition of a topic they do not subscribe to (Kafka's sticky engine can hand
-        one back to a previous owner, docs/assignors.md), ascending. A small round reads them off its
-        `round_counts` (a few distinct (topic, owner) pairs) instead of indexing every partition."""
-        lay = self.lay
-        if counts is not None:
-            rows = lay.subscribed_rows
-            rejecting: set[int] = set()
-            for k in range(0, len(counts), 4):
-                n = counts[k + 2]
-                if n >= 0 and not rows[n][counts[k]]:
-                    rejecting.add(n)
-            return sorted(rejecting) if rejecting else []
-        allowed = lay.subscribed_or_nobody[new_owner, lay.partition_topic]
-        return [] if allowed.all() else np.unique(new_owner[~allowed]).tolist()
+        one back to a previous owner, docs/assignors.md), ascending: read off the round's `round_counts` (a few
+        distinct (topic, owner) pairs)."""
+        rows = self.lay.subscribed_rows
+        rejecting: set[int] = set()
+        for k in range(0, len(counts), 4):
+            n = counts[k + 2]
+            if n >= 0 and not rows[n][counts[k]]:
+                rejecting.add(n)
+        return sorted(rejecting) if rejecting else []
 
     def _rejoin_cause(self, rejecting: list[int], new_owner: np.ndarray) -> dict[str, Any]:
         lay = self.lay
@@ -251,7 +241,7 @@ class StrategyRounds:
     def _owned(self, name: str, st: StrategyState, owner: np.ndarray,
                generation: int | None) -> tuple[list[Any], list[int]]:
         """Each member's owned partitions (Kafka's sorted (topic, partition) order; `_claims`) and generation (a
-        list: `GroupSpec.generation_list`, what the sticky engine reads)."""
+        list: the form `GroupSpec.generation_list` holds)."""
         lay = self.lay
         m_new = len(lay.member_ids)
         # a cooperative consumer revokes unsubscribed topics before it rejoins: a big round filters in numpy,
@@ -361,12 +351,12 @@ class StrategyRounds:
         (`generation` None), a static member comes back with what it held when it left."""
         return not rejoin and (generation is not None or not any(isinstance(c, str) for c in self.shape.carry))
 
-    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: Counts | None, disjoint: bool) -> bool:
+    def _lost_claim(self, owned: list[Any], new_owner: np.ndarray, counts: Counts, disjoint: bool) -> bool:
         """Whether a cooperative member lost a partition it claimed (`_withheld`). Claims that are `_disjoint` are
         the round's previous owners' partitions less those of topics their owners do not subscribe to (`_owned`),
-        so a small round reads it off its `round_counts` (a few (topic, previous, new owner) triples) instead of
-        every claim."""
-        if counts is None or not disjoint:
+        so a round reads it off its `round_counts` (a few (topic, previous, new owner) triples) instead of every
+        claim."""
+        if not disjoint:
             return _withheld(owned, new_owner)
         rows = self.lay.subscribed_rows
         for k in range(0, len(counts), 4):
@@ -381,7 +371,7 @@ class StrategyRounds:
         event's spec, with no claims, as it is; `disjoint`: `_disjoint`): what a spec derives (member orders, topic
         subscribers, partition tables) depends only on the topics and members, so it is computed once per event
         (the copies share it). `_disjoint` claims come from the owners alone, so `_owned`'s `_claims_key` names them
-        (`GroupSpec.claims_key`): the sticky engine's memo then hashes those bytes, not a key made from the claims."""
+        (`GroupSpec.for_round`'s `claims_key`: rounds with the same key claim the same partitions)."""
         spec = self._spec or self._event_spec()
         if claims is None:
             return assign_owners(name, spec)
@@ -441,7 +431,7 @@ def _unclaimed(num_members: int) -> np.ndarray:
 
 
 def _phase(name: str, first: bool) -> str:
-    """A round's `phase` (`diffs.PHASES`): how the strategy's protocol pauses partitions in it."""
+    """A round's `phase` (`record_encoding.PHASES`): how the strategy's protocol pauses partitions in it."""
     if name in COOPERATIVE:
         return "revoke" if first else "followup"
     return "incremental" if name in INCREMENTAL else "eager"

@@ -1,1 +1,1 @@
-"""`rebalance exporter`: diff and conformance records as Prometheus metrics (the fold: streaming/core/metrics.py)."""
+"""`rebalance exporter`: diff and conformance records as Prometheus metrics (the fold: streaming/exporter/fold.py)."""

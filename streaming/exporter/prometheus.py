@@ -2,7 +2,7 @@
 collector, the per-group series written directly (`render_groups` says why).
 
 A custom collector rather than `Counter`/`Gauge` objects: the state is a pure fold
-(`streaming.core.metrics`) that the tests check without any client library, and reading it under the
+(`streaming.exporter.fold`) that the tests check without any client library, and reading it under the
 service's lock gives every scrape one consistent view of it. The per-group text is cached by the
 service between changes of the state; the health part is rendered on every scrape.
 
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from streaming.core.metrics import CONFORMANCE, DIFF, OTHER, MetricState
+from streaming.exporter.fold import CONFORMANCE, DIFF, OTHER, MetricState
 
 PREFIX = "rebalance"
 

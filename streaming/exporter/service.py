@@ -26,7 +26,7 @@ from kafka import TopicPartition
 from kafka.errors import KafkaError
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, ProcessCollector, generate_latest
 
-from streaming.core.metrics import CONFORMANCE, DIFF, MetricState
+from streaming.exporter.fold import CONFORMANCE, DIFF, MetricState
 from streaming.exporter.prometheus import HealthCollector, render_groups
 from streaming.exporter.web import serve
 from streaming.exporter.web_config import WebConfig

@@ -19,7 +19,7 @@ _MANY_GROUPS = 6  # passed as the kernel's `few_groups`: the price descent on ev
 
 def _tables(case) -> optimality.Tables:
     prev, new, topic, subscribed = case
-    return optimality._counted_tables(optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
+    return optimality._counted_tables(optimality.round_counts(prev, new, topic), subscribed)
 
 
 def _sticky_case(rng: np.random.Generator):

@@ -4,6 +4,8 @@ solved by scipy's HiGHS (larger ones): the LP is only the test's oracle, product
 from __future__ import annotations
 
 import itertools
+import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -93,12 +95,47 @@ def test_lp_path_matches_brute_force_on_overlapping_subscriptions(seed):
     assert min_moves(prev, new, topic, subscribed) == brute_force(prev, new, topic, subscribed)
 
 
-@pytest.mark.parametrize("seed", range(60))
-def test_sparse_counting_matches_brute_force(seed, monkeypatch):
-    """Groups with huge topics x members tables count pairs by sorting instead of a dense table."""
-    monkeypatch.setattr(optimality, "_DENSE_KEYS", 0)
-    case = random_case(np.random.default_rng(20_000 + seed))
-    assert min_moves(*case) == brute_force(*case)
+def test_round_counts_are_the_counted_triples_flat():
+    """`round_counts` against `Counter` over the partitions' (topic, previous, new owner) triples: four ints per
+    distinct triple, each once; a small round's in first-seen order, so a topic's triples come together when its
+    partitions do (what `TopicGroups.tally` reads a group once for), a large one's in (topic, previous, new)
+    order."""
+    rng = random.Random(17)
+    for _ in range(600):
+        members, size = rng.randint(0, 40), rng.choice((rng.randint(0, optimality.SMALL_ROUND),
+                                                          rng.randint(optimality.SMALL_ROUND + 1, 2_000)))
+        partition_topic = np.array(sorted(rng.randint(0, 4) for _ in range(size)), dtype=np.int32)
+        if rng.random() < 0.3:
+            rng.shuffle(partition_topic)
+        prev = np.array([rng.randint(-1, members - 1) for _ in range(size)], dtype=np.int32)
+        new = np.array([p if rng.random() < 0.5 else rng.randint(-1, members - 1) for p in prev.tolist()],
+                       dtype=np.int32)
+        counts = optimality.round_counts(prev, new, partition_topic)
+        assert len(counts) % 4 == 0
+        triples = [(*counts[k : k + 3],) for k in range(0, len(counts), 4)]
+        expected = Counter(zip(partition_topic.tolist(), prev.tolist(), new.tolist(), strict=True))
+        assert triples == (list(expected) if size <= optimality.SMALL_ROUND else sorted(expected))
+        assert counts[3::4] == [expected[t] for t in triples]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_both_ways_of_counting_give_the_same_triples(seed):
+    """`round_counts`' two ways, over lists (small rounds) and in numpy (large ones), side by side on the same
+    rounds: owners from nobody to hundreds of members, topics in or out of order, values out of range too."""
+    rng = random.Random(seed)
+    size, members = rng.randint(0, 600), rng.choice((1, 5, 300))
+    topic = np.array([rng.randint(-1 if rng.random() < 0.05 else 0, 6) for _ in range(size)], dtype=np.int32)
+    if rng.random() < 0.7:
+        topic.sort()
+    prev = np.array([rng.randint(-1, members) for _ in range(size)], dtype=np.int32)
+    new = np.array([p if rng.random() < 0.6 else rng.randint(-2, members - 1) for p in prev.tolist()],
+                   dtype=np.int32)
+
+    def triples(counts):
+        return sorted(zip(counts[0::4], counts[1::4], counts[2::4], counts[3::4], strict=True))
+
+    assert triples(optimality._counted_arrays(prev, new, topic)) == triples(
+        optimality._counted_lists(topic.tolist(), prev.tolist(), new.tolist()))
 
 
 _FLOW_ALONE = pytest.param("flow alone", marks=pytest.mark.pure_python("assignors.optimality"))
@@ -117,14 +154,14 @@ def test_flow_alone_matches_brute_force(seed, completion, monkeypatch):
     prev, new, topic, subscribed = random_case(rng, max_partitions=7, max_members=3, max_topics=3)
     subscribed[0, :] = True
     load, members_of, size, keep, total_owned, _ = optimality._counted_tables(
-        optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
+        optimality.round_counts(prev, new, topic), subscribed)
     assert total_owned - optimality._max_kept(load, members_of, size, keep) == brute_force(*(prev, new, topic,
                                                                                             subscribed))
 
 
 def _tables(case):
     prev, new, topic, subscribed = case
-    return optimality._counted_tables(optimality._counted(topic.tolist(), prev.tolist(), new.tolist()), subscribed)
+    return optimality._counted_tables(optimality.round_counts(prev, new, topic), subscribed)
 
 
 @pytest.mark.parametrize("seed", range(200))
@@ -207,7 +244,7 @@ def test_matches_lp_on_larger_groups(seed, counting, monkeypatch):
     """Up to 24 members, 6 topics, 300 partitions with overlapping subscriptions and churn (beyond brute
     force): both ways of counting the tables give the LP's optimum."""
     if counting == "numpy":
-        monkeypatch.setattr(optimality, "_SMALL", 0)
+        monkeypatch.setattr(optimality, "SMALL_ROUND", 0)
     rng = np.random.default_rng(40_000 + seed)
     case = random_case(rng, max_partitions=300, max_members=24, max_topics=6)
     result = min_moves(*case)

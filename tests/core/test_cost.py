@@ -16,8 +16,8 @@ import pytest
 from assignors.registry import STRATEGIES
 from streaming.core.config import Limits, PipelineConfig, Timing
 from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
-from streaming.core.diffs import dumps
 from streaming.core.local import replay
+from streaming.core.record_encoding import dumps
 from streaming.core.records import DEAD_LETTER, DIFF, SourceRecord
 from streaming.core.state_codec import decode, encode
 

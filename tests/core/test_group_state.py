@@ -19,8 +19,8 @@ import assignors
 import streaming.core.rounds as rounds
 from assignors import STRATEGIES, KafkaAssignorError, Member, assign
 from assignors.model import owner_of
+from assignors.optimality import SMALL_ROUND
 from streaming.core.config import Limits, PipelineConfig
-from streaming.core.diffs import SMALL_ROUND
 from streaming.core.group_state import step
 from streaming.core.records import OutputRecord, SourceRecord
 from streaming.core.state_codec import decode

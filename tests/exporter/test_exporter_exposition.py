@@ -7,7 +7,7 @@ import json
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from streaming.core.metrics import CONFORMANCE, DIFF, OTHER, MetricState
+from streaming.exporter.fold import CONFORMANCE, DIFF, OTHER, MetricState
 from streaming.exporter.prometheus import CONFORMANCE_COUNTERS, STRATEGY_COUNTERS, STRATEGY_GAUGES, render_groups
 from streaming.exporter.service import Exporter, ExporterConfig
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assignors.registry import STRATEGIES
-from streaming.core.diffs import PHASES
 from streaming.core.observed import OBSERVED
+from streaming.core.record_encoding import PHASES
 
 DIFF = "diff"
 CONFORMANCE = "conformance"

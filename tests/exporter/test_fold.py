@@ -1,4 +1,4 @@
-"""The exporter's fold (streaming.core.metrics): diff and conformance records -> metric state, no Kafka."""
+"""The exporter's fold (streaming.exporter.fold): diff and conformance records -> metric state, no Kafka."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from assignors import STRATEGIES
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
-from streaming.core.metrics import CONFORMANCE, DIFF, OTHER, MetricState
+from streaming.exporter.fold import CONFORMANCE, DIFF, OTHER, MetricState
 from whatif.histories import sample_path
 
 
