@@ -22,6 +22,7 @@ COMPILED = [
     "assignors/sticky_engine/engine.py",
     "assignors/sticky_engine/inputs.py",
     "assignors/sticky_engine/constrained.py",
+    "assignors/sticky_engine/constrained_bulk.py",
     "assignors/sticky_engine/general.py",
     "assignors/sticky_engine/balance.py",
     "assignors/spec.py",

@@ -1,10 +1,14 @@
-"""Kafka's `ConstrainedAssignmentBuilder`: every member subscribes to the same topics."""
+"""Kafka's `ConstrainedAssignmentBuilder`: every member subscribes to the same topics.
+
+The specification, over Python lists indexed by global partition id and member index: what the tests run, and
+what runs up to `GroupTables.listed_constrained`'s size (rack logic and phantom claims included). Bigger groups
+take steps 1, 3 and 4 over numpy arrays (`assignors.sticky_engine.constrained_bulk`, selected by `run_engine`).
+"""
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections import deque
-from itertools import repeat
 
 import numpy as np
 
@@ -15,53 +19,86 @@ _TREEIFY_THRESHOLD = 8  # a Java `HashMap` bucket past this many entries resizes
 
 
 class ConstrainedAssignmentBuilder:
+    """Kafka's `ConstrainedAssignmentBuilder.build`, step by step (`build`):
+
+    1. `assignOwnedPartitions`: each member keeps its owned partitions, in (partition, topic name) order, up to
+       the quotas (minQuota, or maxQuota for the first `expectedNumMembersWithOverMinQuotaPartitions`), and the
+       members short of minQuota and those at it are listed (`unfilledMembersWithUnderMinQuotaPartitions`,
+       `unfilledMembersWithExactlyMinQuotaPartitions`), both sorted by member id;
+    2. `assignRackAwareRoundRobin` (rack logic only): the partitions nobody kept, fewest replica-rack members
+       first, each to the next under-min member (wrapping) on a replica's rack, else to the first exact-min one;
+    3. `assignRoundRobin`: the rest, in (topic name, partition) order, round robin over the under-min members,
+       then one each to exact-min members;
+    4. the result: per member its kept partitions then its new ones, and `partitionsTransferringOwnership` (a
+       partition some other member owned, or one claimed by several in one generation).
+
+    Kafka's throws where members claim partitions past their topic's partition count are `probe`'s."""
+
     def __init__(self, ctx: RoundContext, phantoms: dict[int, list[tuple[int, int]]] | None = None) -> None:
         self.ctx = ctx
         self.phantoms = phantoms or {}  # see `probe`
         self.first_phantom: tuple[int, int] | None = None  # smallest kept one, (topic name position, number)
         spec = ctx.spec
-        sizes = spec.topic_sizes.tolist()
-        self.total = sum(sizes[t] for t in ctx.topics_by_name)
+        sizes: list[int] = spec.topic_sizes.tolist()
+        total = 0
+        for t in ctx.topics_by_name:
+            total += sizes[t]
         n = ctx.num_members
-        self.min_quota = self.total // n
-        self.max_quota = -(-self.total // n)
-        self.expected_over = self.total % n
+        self.min_quota = total // n
+        self.max_quota = -(-total // n)
+        self.expected_over = total % n
         self.current_over = 0
         self.under: list[int] = []
         self.exact: list[int] = []
-        self.kept: list[np.ndarray] = []
         self.size: list[int] = []
-        # new partitions, in the order Kafka gives them: (members, ids, rounds) chunks where id k goes to
-        # members[k % len(members)] (`rounds` round-robin rounds one after the other; 0: one id each)
-        self.chunks: list[tuple[np.ndarray, np.ndarray, int]] = []
+        # per member: its kept partitions, then the new ones in the order given (`_give`)
+        self.lists: list[list[int]] = []
+        self.revoked: dict[int, int] = {}  # a claim not kept (rack, quota) -> its claimant
+        self.multi: set[int] = set()  # claimed by several members in one generation
+        self.transfers: list[int] = []  # `partitionsTransferringOwnership`: id, then new owner, per transfer
+        self.tracked = False  # whether a claim was revoked or multiply claimed (else nothing transfers)
+        self.partition_bits: list[int] = []  # rack logic only: per global id its replicas' rack bits
+        self.member_bits: list[int] = []  # ... per member its rack's bit (0: no rack)
 
-    def build(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        self._assign_round_robin(self._before_round_robin())
-        return self._finish()
+    def build(self) -> tuple[list, np.ndarray, np.ndarray]:
+        """Steps 1 to 4: per member its partitions in Kafka's order, and the transfers (ids, new owners)."""
+        unassigned = self._before_round_robin()  # steps 1 and 2
+        self._assign_round_robin(unassigned)  # step 3
+        return self._finish()  # step 4
 
-    def _before_round_robin(self) -> np.ndarray:
+    def _before_round_robin(self) -> list[int]:
         """Steps 1 and 2; returns what step 3 hands out."""
         ctx = self.ctx
+        if ctx.rack_on:
+            self.partition_bits = ctx.partition_bits.tolist()  # type: ignore[union-attr]
+            self.member_bits = ctx.member_bits.tolist()  # type: ignore[union-attr]
         unassigned = self._unkept()
         rank = ctx.id_rank_list
         self.under.sort(key=rank.__getitem__)
         self.exact.sort(key=rank.__getitem__)
         if ctx.rack_on:
-            unassigned = unassigned[np.argsort(self._rack_consumer_counts()[unassigned], kind="stable")]
-            unassigned = self._assign_rack_aware_round_robin(unassigned)
+            unassigned = self._assign_rack_aware_round_robin(self._by_rack_consumers(unassigned))
         return unassigned
 
-    def _unkept(self) -> np.ndarray:
+    def _unkept(self) -> list[int]:
         """Step 1; the partitions nobody keeps, in (topic name, partition) order."""
+        kept = self._assign_owned()
         ctx = self.ctx
-        assigned = self._assign_owned()
-        ordered = ctx.members.name_ordered
-        unlisted = ~assigned[ordered]
-        if self.first_phantom is not None:
-            # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
-            # a kept partition that does not exist: every partition of a later topic counts as unassigned
-            unlisted |= ctx.topic_name_pos[ctx.partition_topic[ordered]] > self.first_phantom[0]
-        return ordered[unlisted]
+        start: list[int] = ctx.spec.topic_start.tolist()
+        topics: list[int] = ctx.topics_by_name
+        first_phantom = self.first_phantom
+        name_pos: list[int] = ctx.topic_name_pos.tolist() if first_phantom is not None else []
+        unkept: list[int] = []
+        for t in topics:
+            if first_phantom is not None and name_pos[t] > first_phantom[0]:
+                # Java's getUnassignedPartitions walks the sorted kept list with one pointer, which stops at
+                # a kept partition that does not exist: every partition of a later topic counts as unassigned
+                unkept += range(start[t], start[t + 1])
+                continue
+            for p in range(start[t], start[t + 1]):
+                if not kept[p]:
+                    unkept.append(p)
+        return unkept
 
     def probe(self) -> None:
         """Kafka's constrained path where members claim partitions past their topic's partition count
@@ -73,7 +110,7 @@ class ConstrainedAssignmentBuilder:
         under, exact, size = list(self.under), deque(self.exact), self.size
         min_q, max_q = self.min_quota, self.max_quota
         pos = 0  # Java's iterator over `under`
-        for _ in range(unassigned.size):
+        for _ in range(len(unassigned)):
             if pos < len(under):
                 m = under[pos]
                 pos += 1
@@ -116,55 +153,71 @@ class ConstrainedAssignmentBuilder:
             "them towards the members' quotas, which leaves more real partitions than places",
         )
 
-    def _assign_owned(self) -> np.ndarray:
-        """Step 1, Java's `assignOwnedPartitions`: keep owned partitions, sorted by (partition, topic name),
-        up to the quotas."""
+
+    def _assign_owned(self) -> list[bool]:
+        """Step 1, Java's `assignOwnedPartitions`; returns whether each global id is kept. Each member's claims
+        in Java's order are dealt out of one walk over every id in that order (`GroupSpec.ids_by_number`), each
+        to its claimant (`RoundContext.claimants`: one at most): no sort per member."""
         ctx = self.ctx
-        spec = ctx.spec
-        ids, members = ctx.own_ids, ctx.own_members
-        maybe_revoked = self.maybe_revoked = np.full(ctx.num_partitions, -1, dtype=np.int64)
-        if ids.size and ctx.rack_on:
-            bad = ctx.has_rack[members] & ((ctx.partition_bits[ids] & ctx.member_bits[members]) == 0)  # type: ignore[index]
-            if bad.any():
-                maybe_revoked[ids[bad]] = members[bad]
-                ids, members = ids[~bad], members[~bad]
-        if ids.size:
-            # one sort of (member, partition number, topic name) packed into int64 bit fields
-            tbits = max(1, (len(spec.topic_names) - 1).bit_length())
-            kbits = tbits + max(1, (int(spec.topic_sizes.max()) - 1).bit_length())
-            key = (spec.partition_number[ids] << tbits) | ctx.topic_name_pos[ctx.partition_topic[ids]]
-            key = np.sort((members << kbits) | key)
-            members = key >> kbits
-            topic = spec.topics_by_name.astype(np.int64)[key & ((1 << tbits) - 1)]
-            ids = spec.topic_start[topic] + ((key & ((1 << kbits) - 1)) >> tbits)
-            if ctx.multi is not None:
-                keep = ~ctx.multi[ids]
-                ids, members = ids[keep], members[keep]
-        counts = np.bincount(members, minlength=ctx.num_members)
-        starts = np.cumsum(counts) - counts
-        keeps = counts.tolist()
+        n = ctx.num_partitions
+        claimant, claimed = ctx.claimants()
+        revoked = self.revoked
+        if ctx.rack_on:  # a member with a rack keeps no partition without a replica there
+            pbits, mbits = self.partition_bits, self.member_bits
+            has_rack: list[bool] = ctx.has_rack.tolist()  # type: ignore[union-attr]
+            for p in range(n):
+                m = claimant[p]
+                if m >= 0 and has_rack[m] and not pbits[p] & mbits[m]:
+                    revoked[p] = m
+                    claimant[p] = -1
+        multi = self.multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
+        for p in multi:  # claimed twice in one generation: nobody keeps them
+            claimant[p] = -1
+        claims: list[list[int]] = [[] for _ in range(ctx.num_members)]
+        if claimed:
+            for p in ctx.spec.ids_by_number:
+                m = claimant[p]
+                if m >= 0:
+                    claims[m].append(p)
+        keeps = [len(c) for c in claims]
+        most = 0
+        for k in keeps:  # a loop: `max` is a generic call when compiled
+            if k > most:
+                most = k
         phantoms = self._sorted_phantoms()
-        for m, claims in phantoms.items():
-            keeps[m] += len(claims)
-        self._take_quotas(keeps, int(counts.max(initial=0)))
-        real_keeps = list(keeps)
-        for m, claims in phantoms.items():  # the first `keep` of the member's real and phantom claims
-            real = ids[starts[m] : starts[m] + counts[m]]
-            numbers = spec.partition_number[real].tolist()
-            positions = ctx.topic_name_pos[ctx.partition_topic[real]].tolist()
-            prefix = sorted([*zip(numbers, positions, repeat(False)), *claims])[: keeps[m]]
-            real_keeps[m] = sum(1 for *_, phantom in prefix if not phantom)
-            for number, pos, phantom in prefix:
-                if phantom and (self.first_phantom is None or (pos, number) < self.first_phantom):
-                    self.first_phantom = (pos, number)
-        self.kept = [ids[a : a + k] for a, k in zip(starts.tolist(), real_keeps, strict=True)]
-        assigned = np.zeros(ctx.num_partitions, dtype=bool)
-        if ids.size and real_keeps != counts.tolist():
-            over = np.arange(ids.size) - starts[members] >= np.asarray(real_keeps, dtype=np.int64)[members]
-            maybe_revoked[ids[over]] = members[over]
-            ids = ids[~over]
-        assigned[ids] = True
-        return assigned
+        for m, tps in phantoms.items():
+            keeps[m] += len(tps)
+        self._take_quotas(keeps, most)  # `keeps` is now `size`: how many each keeps, phantom claims included
+        if phantoms:
+            keeps = list(keeps)
+            for m, tps in phantoms.items():  # the first `keep` of the member's real and phantom claims
+                keeps[m] = self._real_keeps(claims[m], tps, keeps[m])
+        for m in range(len(claims)):  # claims cut to what each keeps in place: most keep all, no slice made
+            c, keep = claims[m], keeps[m]
+            if keep < len(c):
+                for p in c[keep:]:
+                    revoked[p] = m
+                del c[keep:]
+        self.lists = claims
+        self.tracked = bool(revoked) or bool(multi)
+        kept = [False] * n
+        for c in claims:
+            for p in c:
+                kept[p] = True
+        return kept
+
+    def _real_keeps(self, real: list[int], phantoms: list[tuple[int, int, bool]], keep: int) -> int:
+        """How many of a member's `real` claims it keeps when it keeps `keep` of its real and `phantoms` claims
+        together, in Java's order; notes the first phantom claim kept."""
+        spec, ctx = self.ctx.spec, self.ctx
+        number: list[int] = spec.partition_number.tolist()
+        name_pos: list[int] = ctx.topic_name_pos.tolist()
+        ptopic: list[int] = ctx.partition_topic.tolist()
+        prefix = sorted([(number[p], name_pos[ptopic[p]], False) for p in real] + phantoms)[:keep]
+        for p_number, pos, phantom in prefix:
+            if phantom and (self.first_phantom is None or (pos, p_number) < self.first_phantom):
+                self.first_phantom = (pos, p_number)
+        return sum(1 for *_, phantom in prefix if not phantom)
 
     def _take_quotas(self, keeps: list[int], most: int) -> None:
         """Java's walk over the members' owned partitions: `keeps`, each member's number of claims (`most`:
@@ -197,6 +250,7 @@ class ConstrainedAssignmentBuilder:
             keeps[m] = keep
         self.size = keeps
 
+
     def _sorted_phantoms(self) -> dict[int, list[tuple[int, int, bool]]]:
         """Per member, its kept phantom claims as (partition number, topic name position, True), the
         key Java sorts owned partitions by; with rack logic on, a member with a rack drops them (no
@@ -208,18 +262,30 @@ class ConstrainedAssignmentBuilder:
                 out[m] = sorted((p, int(ctx.topic_name_pos[t]), True) for t, p in claims)
         return out
 
-    def _rack_consumer_counts(self) -> np.ndarray:
-        """Per partition: how many members' racks hold a replica of it (Java's numConsumersByPartition)."""
-        ctx = self.ctx
-        counts = np.zeros(ctx.num_partitions, dtype=np.int64)
-        for r in range(64):
-            bit = np.uint64(1) << np.uint64(r)
-            members = int(np.count_nonzero(ctx.member_bits & bit))  # type: ignore[operator]
-            if members:
-                counts += ((ctx.partition_bits & bit) != 0) * members  # type: ignore[operator]
-        return counts
+    def _by_rack_consumers(self, unassigned: list[int]) -> list[int]:
+        """`unassigned`, stably sorted by how many members' racks hold a replica (Java's numConsumersByPartition:
+        a member has one rack bit at most)."""
+        on_rack: dict[int, int] = {}  # rack bit -> its members
+        for bits in self.member_bits:
+            if bits:
+                on_rack[bits] = on_rack.get(bits, 0) + 1
+        counts: dict[int, int] = {}  # replica rack bits -> members on those racks
+        pbits = self.partition_bits
+        key: list[int] = []
+        for p in unassigned:
+            bits = pbits[p]
+            count = counts.get(bits)
+            if count is None:
+                count = 0
+                for rack, members in on_rack.items():
+                    if bits & rack:
+                        count += members
+                counts[bits] = count
+            key.append(count)
+        order = sorted(range(len(unassigned)), key=key.__getitem__)
+        return [unassigned[i] for i in order]
 
-    def _assign_rack_aware_round_robin(self, unassigned: np.ndarray) -> np.ndarray:
+    def _assign_rack_aware_round_robin(self, unassigned: list[int]) -> list[int]:
         """Step 2, Java's `assignRackAwareRoundRobin`: a cursor over the under-min members (wrapping) to the
         first whose rack holds a replica, else the first rack-matching exact-min member; unmatched partitions
         wait for step 3.
@@ -227,9 +293,7 @@ class ConstrainedAssignmentBuilder:
         Java's cursor is an index into a shrinking list; here it is a position in the initial list
         ("the first member still there at or after it"), and each rack keeps the sorted positions of
         its under-min members, so a lookup is a bisection per replica rack instead of a scan."""
-        ctx = self.ctx
-        pbits = ctx.partition_bits.tolist()  # type: ignore[union-attr]
-        mbits = ctx.member_bits.tolist()  # type: ignore[union-attr]
+        pbits, mbits = self.partition_bits, self.member_bits
         size = self.size
         min_q, max_q = self.min_quota, self.max_quota
         under0 = list(self.under)
@@ -258,9 +322,7 @@ class ConstrainedAssignmentBuilder:
         cursor = 0
         n_alive = n0
         left: list[int] = []
-        got_members: list[int] = []
-        got_ids: list[int] = []
-        for p in unassigned.tolist():
+        for p in unassigned:
             pb = pbits[p]
             consumer = -1
             if pb:
@@ -308,42 +370,47 @@ class ConstrainedAssignmentBuilder:
                                 exact_seq.clear()
             if consumer >= 0:
                 size[consumer] += 1
-                got_members.append(consumer)
-                got_ids.append(p)
+                self._give(p, consumer)
             else:
                 left.append(p)
         self.under = [m for pos, m in enumerate(under0) if alive[pos]]
         self.exact = [m for seq, m in exact_log if exact_seq.get(m) == seq]
-        if got_ids:
-            self.chunks.append((np.array(got_members, dtype=np.int64), np.array(got_ids, dtype=np.int64), 0))
-        return np.array(left, dtype=np.int64)
+        return left
 
-    def _assign_round_robin(self, unassigned: np.ndarray) -> None:
+    def _assign_round_robin(self, unassigned: list[int]) -> None:
         """Step 3, Java's `assignRoundRobin`: an iterator cycling over the under-min members (each leaving
         once it reaches minQuota and queueing at the end of the exact-min list), then one partition per
         polled exact-min member. Round r gives one partition to every member still short after r rounds,
         so rounds with the same set of members form one block."""
-        total = unassigned.size
-        used = 0
+        total, used = len(unassigned), 0
         if self.under and total:
-            under = np.array(self.under, dtype=np.int64)
-            size = np.array(self.size, dtype=np.int64)
-            need = self.min_quota - size[under]
+            under = self.under
+            need = [self.min_quota - self.size[m] for m in under]
             prev = 0
-            for level in sorted(set(need.tolist())):
-                active = under[need >= level]
-                rounds = level - prev
-                chunk = rounds * active.size
+            for level in sorted(set(need)):
+                # index loops: mypyc runs `zip(strict=)` and `itertools.cycle` generically
+                active = [under[i] for i in range(len(under)) if need[i] >= level]
+                n_active = len(active)
+                chunk = (level - prev) * n_active
                 if used + chunk > total:
-                    break  # out of partitions mid-way: the verification below fails, as in Java
-                self.chunks.append((active, unassigned[used : used + chunk], rounds))
+                    break  # out of partitions mid-way: `_poll` fails, as in Java
+                for i in range(chunk):
+                    self._give(unassigned[used + i], active[i % n_active])
                 used += chunk
                 prev = level
             else:
-                self._all_at_min(under[np.argsort(need, kind="stable")].tolist())
-        rest = self._poll(total - used)
-        if rest:
-            self.chunks.append((np.array(rest, dtype=np.int64), unassigned[used:], 1))
+                self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
+        polled = self._poll(total - used)  # one member per partition left
+        for i in range(len(polled)):
+            self._give(unassigned[used + i], polled[i])
+
+    def _give(self, p: int, m: int) -> None:
+        """Partition p goes to member m (steps 2 and 3): a transfer if another member owned it (it was not kept
+        where it was claimed) or several claimed it in one generation."""
+        self.lists[m].append(p)
+        if self.tracked and (self.revoked.get(p, m) != m or p in self.multi):
+            self.transfers.append(p)
+            self.transfers.append(m)
 
     def _all_at_min(self, by_need: list[int]) -> None:
         """The under-min members (`by_need`: by partitions still needed, stably) have reached minQuota and
@@ -368,132 +435,9 @@ class ConstrainedAssignmentBuilder:
             self.size[m] += 1
         return polled
 
-    def _finish(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-        """Per member: kept partitions, then the new ones in the order given; and the transfers
-        (a partition maybe-revoked from another member, or claimed by several)."""
-        ctx = self.ctx
-        pieces: list[list[np.ndarray]] = [[k] for k in self.kept]
-        moving_ids: list[np.ndarray] = []
-        moving_members: list[np.ndarray] = []
-        for members, ids, rounds in self.chunks:
-            if rounds == 0:  # ids[i] went to members[i]
-                order = np.argsort(members, kind="stable")
-                grouped, counts = ids[order], np.bincount(members, minlength=ctx.num_members)
-                ends = np.cumsum(counts)
-                for m in np.flatnonzero(counts).tolist():
-                    pieces[m].append(grouped[ends[m] - counts[m] : ends[m]])
-            elif members.size == 1:
-                pieces[int(members[0])].append(ids)
-            else:
-                rows = ids.reshape(rounds, members.size).T if rounds > 1 else ids[:, None]
-                for m, row in zip(members.tolist(), rows, strict=True):
-                    pieces[m].append(row)
-            prior = self.maybe_revoked[ids]
-            if (prior >= 0).any() or ctx.multi is not None:
-                receivers = np.tile(members, max(rounds, 1))
-                moving = (prior >= 0) & (prior != receivers)
-                if ctx.multi is not None:
-                    moving |= ctx.multi[ids]
-                moving_ids.append(ids[moving])
-                moving_members.append(receivers[moving])
-        out = [np.concatenate(p) if len(p) > 1 else p[0] for p in pieces]
-        if not moving_ids:
-            return out, EMPTY, EMPTY
-        return out, np.concatenate(moving_ids), np.concatenate(moving_members)
-
-
-class SmallConstrainedAssignmentBuilder(ConstrainedAssignmentBuilder):
-    """`ConstrainedAssignmentBuilder`'s steps 1 and 3 on Python lists, for small groups without rack logic
-    (`GroupTables.small`; its phantom-claim `probe` stays numpy's), where each numpy call costs more than the
-    loop it replaces (tests/assignors/test_properties.py checks that both give the same results). Step 3
-    hands out `given`, (partition, member) pairs in Java's order, instead of chunks."""
-
-    def _unkept(self) -> list[int]:  # type: ignore[override]
-        """`name_ordered` made here as a list (its array would be made from a list and listed again); the
-        topics read as `list[int]`, so that mypyc loops over the ranges natively."""
-        kept = self._assign_owned()
-        ctx = self.ctx
-        start: list[int] = ctx.spec.topic_start.tolist()
-        topics: list[int] = ctx.topics_by_name
-        unkept: list[int] = []
-        for t in topics:
-            for p in range(start[t], start[t + 1]):
-                if not kept[p]:
-                    unkept.append(p)
-        return unkept
-
-    def _assign_owned(self) -> list[bool]:  # type: ignore[override]
-        """Step 1 on lists; returns whether each global id is kept. Each member's claims in Java's order are
-        dealt out of one walk over every id in that order (`GroupSpec.ids_by_number`), each to its claimant (after
-        `RoundContext._recover_owned`, an id has one at most): no sort per member, no sort key made per claim."""
-        ctx = self.ctx
-        n = ctx.num_partitions
-        multi = set(np.flatnonzero(ctx.multi).tolist()) if ctx.multi is not None else set()
-        own = ctx.own_by_member
-        claimant = [-1] * n
-        for m in range(len(own)):
-            for p in own[m]:
-                claimant[p] = m
-        for p in multi:  # claimed twice in one generation: nobody keeps them
-            claimant[p] = -1
-        claims: list[list[int]] = [[] for _ in own]
-        for p in ctx.spec.ids_by_number:
-            m = claimant[p]
-            if m >= 0:
-                claims[m].append(p)
-        keeps = [len(c) for c in claims]
-        self._take_quotas(keeps, max(keeps) if keeps else 0)  # `max(default=)`, a generic call when compiled
-        revoked: dict[int, int] = {}  # maybe revoked: -> claimant
-        for m in range(len(claims)):  # claims cut to what each keeps in place: most keep all, no slice made
-            c, keep = claims[m], keeps[m]
-            if keep < len(c):
-                for p in c[keep:]:
-                    revoked[p] = m
-                del c[keep:]
-        self.kept = claims  # type: ignore[assignment]
-        self.revoked = revoked
-        self.multi = multi
-        kept = [False] * n
-        for c in claims:
-            for p in c:
-                kept[p] = True
-        return kept
-
-    def _assign_round_robin(self, unassigned: list[int]) -> None:  # type: ignore[override]
-        given: list[tuple[int, int]] = []
-        self.given = given
-        total, used = len(unassigned), 0
-        if self.under and total:
-            under = self.under
-            need = [self.min_quota - self.size[m] for m in under]
-            prev = 0
-            for level in sorted(set(need)):
-                # index loops: mypyc runs `zip(strict=)` and `itertools.cycle` generically
-                active = [under[i] for i in range(len(under)) if need[i] >= level]
-                n_active = len(active)
-                chunk = (level - prev) * n_active
-                if used + chunk > total:
-                    break  # out of partitions mid-way: `_poll` fails, as in Java
-                for i in range(chunk):
-                    given.append((unassigned[used + i], active[i % n_active]))
-                used += chunk
-                prev = level
-            else:
-                self._all_at_min([under[i] for i in sorted(range(len(under)), key=need.__getitem__)])
-        polled = self._poll(total - used)  # one member per partition left
-        for i in range(len(polled)):
-            given.append((unassigned[used + i], polled[i]))
-
-    def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:  # type: ignore[override]
-        """`ConstrainedAssignmentBuilder._finish` with the per-member lists left as lists (`_ListedResult`)."""
-        lists: list[list[int]] = self.kept  # type: ignore[assignment]
-        revoked, multi = self.revoked, self.multi
-        moving: list[tuple[int, int]] = []
-        for p, m in self.given:
-            lists[m].append(p)
-            if revoked.get(p, m) != m or p in multi:
-                moving.append((p, m))
-        if not moving:
-            return lists, EMPTY, EMPTY
-        ids, owners = np.array(moving, dtype=np.int64).T
-        return lists, ids.copy(), owners.copy()
+    def _finish(self) -> tuple[list[list[int]], np.ndarray, np.ndarray]:
+        """Step 4: per member its kept then its new partitions; the transfers as (ids, new owners)."""
+        if not self.transfers:
+            return self.lists, EMPTY, EMPTY
+        pairs = np.array(self.transfers, dtype=np.int64)
+        return self.lists, pairs[0::2].copy(), pairs[1::2].copy()

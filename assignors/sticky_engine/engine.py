@@ -1,12 +1,14 @@
 """Kafka's `AbstractStickyAssignor` (the engine under `sticky` and `cooperative-sticky`), exact and fast.
 
 The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of members; here members
-and partitions are indices (global partition ids, see `assignors.model`) in flat numpy arrays, so that
-1M partitions x 2000 members takes well under a second; groups of up to `_SMALL_GROUP` partitions without
-rack logic (a replay's usual group) take the same steps on Python lists (`SmallConstrainedAssignmentBuilder`,
-`SmallGeneralAssignmentBuilder`), where numpy's per-call overhead would dominate (where built, a C kernel,
-`assignors/reassign_kernel.pyx`, runs `SmallGeneralAssignmentBuilder`'s steps in one call). Every rule, tie-break and
-iteration order that shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
+and partitions are indices (global partition ids, see `assignors.model`). The constrained builder's
+specification works on Python lists (`ConstrainedAssignmentBuilder`), and groups past `_SMALL_GROUP` partitions
+take its bulk steps over numpy arrays (`BulkConstrainedAssignmentBuilder`), so that 1M partitions x 2000 members
+takes well under a second. The general builder runs on numpy arrays, and groups of up to `_SMALL_GROUP`
+partitions without rack logic (a replay's usual group) take its steps on Python lists
+(`SmallGeneralAssignmentBuilder`), where numpy's per-call overhead would dominate (where built, a C kernel,
+`assignors/reassign_kernel.pyx`, runs those steps in one call). Every rule, tie-break and iteration order that
+shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
   equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the
@@ -50,7 +52,8 @@ import numpy as np
 
 from assignors.model import GroupSpec, owner_of
 from assignors.spec import INT32
-from assignors.sticky_engine.constrained import ConstrainedAssignmentBuilder, SmallConstrainedAssignmentBuilder
+from assignors.sticky_engine.constrained import ConstrainedAssignmentBuilder
+from assignors.sticky_engine.constrained_bulk import BulkConstrainedAssignmentBuilder
 from assignors.sticky_engine.general import GeneralAssignmentBuilder, SmallGeneralAssignmentBuilder
 from assignors.sticky_engine.inputs import EMPTY, NOBODY, GroupTables, RoundContext, owner_codes
 
@@ -103,7 +106,7 @@ class EngineResult:
 
 
 class _ListedResult(EngineResult):
-    """The constrained path's result on small groups (`SmallConstrainedAssignmentBuilder`): its per-member Python
+    """The constrained path's result from its list steps (`ConstrainedAssignmentBuilder`): its per-member Python
     lists (members in the builder's order), made arrays on first use: the streaming state machine reads only
     the owners, which the lists give directly."""
 
@@ -217,14 +220,16 @@ def _run_engine(spec: GroupSpec, members: GroupTables, generations: list[int]) -
         builder = SmallGeneralAssignmentBuilder(ctx) if members.small else GeneralAssignmentBuilder(ctx)
         builder.build()
         return _GeneralResult(spec, builder, order)
-    builder_class = SmallConstrainedAssignmentBuilder if members.small else ConstrainedAssignmentBuilder
-    assignment, ids, owners = builder_class(ctx).build()
+    # the one place that picks the constrained builder's representation: the spec's lists, numpy's past their size
+    listed = members.listed_constrained
+    constrained = ConstrainedAssignmentBuilder(ctx) if listed else BulkConstrainedAssignmentBuilder(ctx)
+    assignment, ids, owners = constrained.build()
     if order is not None:
         owners = order[owners]
     ids.setflags(write=False)
     owners.setflags(write=False)
-    if members.small:
-        return _ListedResult(spec, assignment, ids, owners, members)  # type: ignore[arg-type]
+    if listed:
+        return _ListedResult(spec, assignment, ids, owners, members)
     return EngineResult(spec, _read_only(_in_member_order(assignment, order)), ids, owners)
 
 

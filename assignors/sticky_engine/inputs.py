@@ -96,6 +96,8 @@ class GroupTables:
         self.all_equal = self._all_subscriptions_equal()
         # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
         self.small = self.num_partitions <= _SMALL_GROUP and not self.rack_on
+        # the constrained builder's list steps (the spec) up to this size, rack logic included; numpy's above
+        self.listed_constrained = self.num_partitions <= _SMALL_GROUP
         # the builders' tables, made on first use by the properties below (None until then; see `EngineResult`)
         self._id_rank: np.ndarray | None = None
         self._topic_name_pos: np.ndarray | None = None
@@ -415,6 +417,25 @@ class RoundContext:
             lengths = [len(ids) for ids in self.own_by_member]
             self._own_members = np.repeat(np.arange(self.num_members, dtype=np.int64), lengths)
         return self._own_members
+
+    def claimants(self) -> tuple[list[int], bool]:
+        """Per global id, the member whose claim on it survived the pre-pass (-1: none; one at most), and whether
+        any did."""
+        claimant = [-1] * self.num_partitions
+        if self._own_ids is None:  # small groups' claims, as lists
+            own = self.own_by_member
+            claimed = False
+            for m in range(len(own)):
+                for p in own[m]:
+                    claimant[p] = m
+                    claimed = True
+            return claimant, claimed
+        ids, members = self.own_ids, self.own_members
+        if not ids.size:
+            return claimant, False
+        at = np.full(self.num_partitions, -1, dtype=np.int64)
+        at[ids] = members
+        return at.tolist(), True
 
     def _resolve_conflicts(self, ids: np.ndarray, members: np.ndarray, dup: np.ndarray) -> np.ndarray:
         """Claims of the same partition, in member order: equal generations invalidate it (nobody keeps
