@@ -1,9 +1,9 @@
 """`ConstrainedAssignmentBuilder`'s steps 1, 3 and 4 over numpy arrays, for groups past
-`GroupTables.listed_constrained`'s size: there a Python list step per partition costs more than the whole numpy
-build (the 1M-partition group of `bench.assignors`: 0.06 s fresh here, 0.7 s on lists, docs/performance.md). The spec is
-`assignors.sticky_engine.constrained`; step 2 (rack logic), the quotas and the polls are its own methods; the
-property tests run both side by side (tests/assignors/test_properties.py). Phantom claims never get here:
-`run_engine` probes them with the spec builder first."""
+`GroupTables.listed_constrained`'s size: there a Python list step per partition (a Python int and a list slot
+each) costs more than the whole numpy build (docs/performance.md, "The sticky engine's two representations").
+The spec is `assignors.sticky_engine.constrained`; step 2 (rack logic), the quotas and the polls are its own
+methods; the property tests run both side by side (tests/assignors/test_properties.py). Phantom claims never get
+here: `run_engine` probes them with the spec builder first."""
 
 from __future__ import annotations
 
