@@ -19,7 +19,12 @@ from setuptools import setup
 # into is compiled, in `assignors.spec`, and so is `assignors.intake`, whose cheap path checks types itself) and
 # `assignors.registry` (compiled, `rounds` would call it in C, past the tests that spy on the strategy calls).
 COMPILED = [
-    "assignors/sticky_engine.py",
+    "assignors/sticky_engine/engine.py",
+    "assignors/sticky_engine/inputs.py",
+    "assignors/sticky_engine/constrained.py",
+    "assignors/sticky_engine/constrained_bulk.py",
+    "assignors/sticky_engine/general.py",
+    "assignors/sticky_engine/balance.py",
     "assignors/spec.py",
     "assignors/intake.py",
     "assignors/optimality.py",

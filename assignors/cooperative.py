@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignors.model import SMALL_GROUP, GroupSpec
-from assignors.sticky_engine import EngineResult, run_engine
+from assignors.sticky_engine.engine import EngineResult, run_engine
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 

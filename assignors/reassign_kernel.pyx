@@ -1,17 +1,17 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""`assignors.sticky_engine._SmallGeneralBuilder.build` in C: Kafka's general assignment of a small group
-(keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
-revert rule) over C arrays. The Python builder and `_Reassignment` are the spec and the pure fallback: each
+"""`assignors.sticky_engine.general.SmallGeneralAssignmentBuilder.build` in C: Kafka's general assignment of a
+small group (keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
+revert rule) over C arrays. The Python builder and `Reassignment` are the spec and the pure fallback: each
 step below is theirs, in the same order, with the same tie-breaks (tests/assignors/test_reassign_kernel.py
 runs both side by side). Python ints in lists are what those steps paid for; here one call takes the group's
-topics, subscriptions and claims (the tables the Python steps read from `_Members.small_tables` are made
+topics, subscriptions and claims (the tables the Python steps read from `GroupTables.small_tables` are made
 here, cheaper than that property) and returns the owners as int32 bytes, which numpy reads without a copy.
 
 Differences of representation only: holdings are a topic x member count table (the Python dicts' order is
 never read: `max` and counts), a member's held topics are the movable topics it holds a partition of
 (each one is updated independently, so the walk order does not matter), and a `HashSet` of moved
 partitions is the partitions of its topic recorded under its pair (each partition is in one set at most),
-with its capacity kept per set. A pass's start state (`_PartitionMovements.order_key`) is serialised
+with its capacity kept per set. A pass's start state (`PartitionMovements.order_key`) is serialised
 injectively (each set: topic, pair, capacity, length, elements in iteration order) and compared exactly."""
 
 from libc.stdlib cimport malloc, realloc, free
@@ -22,7 +22,7 @@ from libc.string cimport memcmp, memcpy, memset, strlen
 ctypedef long long ll
 
 cdef enum:
-    FIXED_PREV = -2  # `sticky_engine._FIXED_PREV`
+    FIXED_PREV = -2  # `sticky_engine.balance.FIXED_PREV`
     NO_TARGET = -1
     THROWN = -3  # a partition whose prevAssignment owner is fixed was looked at
 
@@ -52,7 +52,7 @@ cdef class _Build:
     # the builder's state
     cdef int *owner
     cdef int *sizes
-    # `_Reassignment`'s state
+    # `Reassignment`'s state
     cdef int *wowner
     cdef int *wsizes
     cdef int *prev
@@ -67,7 +67,7 @@ cdef class _Build:
     cdef int *changed
     cdef int *stamp  # moved partition -> its stamp (-1: not moved)
     cdef int *moved  # moved partitions in first-move order
-    # `_PartitionMovements`
+    # `PartitionMovements`
     cdef ll *rec  # partition -> its pair (-1: none)
     cdef ll *seqs
     cdef ll *spread
@@ -118,7 +118,7 @@ cdef class _Build:
     cdef ll *lls(self, Py_ssize_t n) except NULL:
         return <ll *> self.take(<size_t> n * sizeof(ll))
 
-    # -- `_PartitionMovements` -------------------------------------------------------------------------
+    # -- `PartitionMovements` -------------------------------------------------------------------------
 
     cdef int find_set(self, int t, ll pair):
         cdef int s
@@ -139,7 +139,7 @@ cdef class _Build:
         return best
 
     cdef void add(self, int pid, int t, ll pair):
-        """`_PartitionMovements._add` and `_JavaHashSet.add`."""
+        """`PartitionMovements._add` and `_JavaHashSet.add`."""
         cdef int s = self.find_set(t, pair), n, count, p, cap
         cdef ll mask, bucket
         if s < 0:
@@ -190,7 +190,7 @@ cdef class _Build:
                 self.add(pid, t, <ll> first * self.nm + new)
 
     cdef ll order_key(self) except -1:
-        """`_PartitionMovements.order_key` serialised into `state`; its length."""
+        """`PartitionMovements.order_key` serialised into `state`; its length."""
         cdef int s, i, j, t, p, n, c
         cdef ll at = 0, key, mask, pair, span = self.seq + 1  # sequence numbers are below span
         cdef int *live = self.runs + 3 * self.npart  # scratch past the runs (see `general_build`)
@@ -261,7 +261,7 @@ cdef class _Build:
         self.n_seen += 1
         return 0
 
-    # -- `_Reassignment` -------------------------------------------------------------------------------
+    # -- `Reassignment` -------------------------------------------------------------------------------
 
     cdef bint breaks(self, int t):
         cdef int most = self.most[t], low, i, m, size
@@ -328,7 +328,7 @@ cdef class _Build:
         self.moved_sizes(old, target, t)
 
     cdef void moved_sizes(self, int old, int new, int t):
-        """`_Reassignment._moved`."""
+        """`Reassignment._moved`."""
         cdef int *sizes = self.wsizes
         cdef int *most = self.most
         cdef int *n_most = self.n_most
@@ -442,7 +442,7 @@ cdef class _Build:
             self.judge(changed[i])
 
     cdef int one_pass(self, int *parts, int n_runs, int n_with):
-        """`_Reassignment._pass` (1: something moved, 0: nothing, THROWN)."""
+        """`Reassignment._pass` (1: something moved, 0: nothing, THROWN)."""
         cdef int r, t, i, end, limit, target, j = 0, w, w_end
         cdef bint modified = False
         for r in range(n_runs):
@@ -479,7 +479,7 @@ cdef class _Build:
         return modified
 
     cdef int perform(self, int *parts, int n) except -2:
-        """`_Reassignment.perform` (1: performed, 0: not, THROWN)."""
+        """`Reassignment.perform` (1: performed, 0: not, THROWN)."""
         cdef int i, t, n_runs = 0, n_with = 0, got
         cdef bint performed = False
         if not n or not self.n_unb:
@@ -522,7 +522,7 @@ cdef int _fill(int *out, list values, Py_ssize_t n) except -1:
 
 
 cdef ll _balance_score(int *sizes, int *members, int n, int *scratch):
-    """`sticky_engine._balance_score` of the members' sizes."""
+    """`sticky_engine.balance.balance_score` of the members' sizes."""
     cdef int i, j, v
     cdef ll score = 0
     for i in range(n):
@@ -593,11 +593,11 @@ cdef int _read_topics(object topics, int *out, Py_ssize_t n) except -1:
 
 def general_build(list own_by_member, list member_topics, list topics_by_name, list rank, list starts,
                   list topic_hash, list generations, list owned_lists, list leader):
-    """`_SmallGeneralBuilder.build` (members in the builder's order): the tables it reads from
-    `_Members.small_tables` are made here from `GroupSpec.member_topics`, `_Members.topics_by_name` (the
+    """`SmallGeneralAssignmentBuilder.build` (members in the builder's order): the tables it reads from
+    `GroupTables.small_tables` are made here from `GroupSpec.member_topics`, `GroupTables.topics_by_name` (the
     subscribed topics in Java name order), `id_rank_list` and the topic starts and name hashes
-    (`_Members.topic_lists`); the call's own inputs are `_Context`'s `own_by_member`, `generations` and
-    `owned_lists`; `leader`: `_Members.leader_list`, None when the builder's order is the member order. Returns
+    (`GroupTables.topic_lists`); the call's own inputs are `RoundContext`'s `own_by_member`, `generations` and
+    `owned_lists`; `leader`: `GroupTables.leader_list`, None when the builder's order is the member order. Returns
     (the owner per global id as int32 bytes, in the builder's member indices and in member order, the moved
     partitions and their stamps (lists), a partition whose fixed prevAssignment owner Java looked up or -1,
     that partition's owner then): `_throw_fixed_prev` raises on it."""
@@ -639,7 +639,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
         b.thash[t] = topic_hash[t]
     b.rank = b.ints(nm)
     _fill(b.rank, rank, nm)
-    # `_Members._make_small_tables`: each member's topics (an array shared by members read once), their
+    # `GroupTables._make_small_tables`: each member's topics (an array shared by members read once), their
     # subscribers in member id order, each member's maximum size, and its subscribes flags (`topic_flags`)
     mt_at = b.ints(nm + 1)
     mt = b.ints(n_subs)
@@ -741,7 +741,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
         b.owner[p] = best
         b.sizes[best] += 1
         b.next_stamp += 1
-    # `_movable` (`_Members.small_movable`), `_spread`, `_balanced`
+    # `_movable` (`GroupTables.small_movable`), `_spread`, `_balanced`
     movable_all = b.ints(n_all)
     n_ma = 0
     for i in range(n_all):
@@ -754,7 +754,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
     for m in range(nm):
         b.mo_at[m] = n
         reaching[m] = False
-        for i in range(b.n_mov):  # `_Members.movable_tables`: ascending
+        for i in range(b.n_mov):  # `GroupTables.movable_tables`: ascending
             t = b.mov_topics[i]
             if b.flags[<Py_ssize_t> m * nt + t]:
                 b.mo[n] = t
@@ -819,7 +819,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
         if b.prev[p] >= 0 and not scratch[b.prev[p]]:
             b.prev[p] = FIXED_PREV
 
-    # `_Reassignment.__init__`, `_count_holdings`
+    # `Reassignment.__init__`, `_count_holdings`
     b.wowner = b.ints(npart)
     memcpy(b.wowner, b.owner, <size_t> npart * sizeof(int))
     b.wsizes = b.ints(nm)
@@ -894,7 +894,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
     b.with_prev = b.ints(npart)
     b.state = b.lls(5 * npart + 8)  # 4 per set and 1 per recorded partition
 
-    # `_GeneralBuilder.build`'s passes and the revert rule
+    # `GeneralAssignmentBuilder.build`'s passes and the revert rule
     scratch = b.ints(nm)
     before = _balance_score(b.sizes, active, n_active, scratch)
     if not revocation_required:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from assignors.model import GroupSpec
-from assignors.sticky_engine import run_engine
+from assignors.sticky_engine.engine import run_engine
 
 
 class StickyAssignor:

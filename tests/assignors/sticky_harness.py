@@ -34,7 +34,7 @@ from kafka_helpers import ALL_RACKS, DEFAULT_GENERATION, broker_racks, replica_r
 
 from assignors import Member, build_spec, get_assignor
 from assignors.javaorder import hashmap_order, java_string_key
-from assignors.sticky_engine import run_engine
+from assignors.sticky_engine.engine import run_engine
 
 STICKY = "sticky"
 COOPERATIVE = "cooperative-sticky"

@@ -384,7 +384,7 @@ def test_sticky_owners_match_lists(strategy, group):
         return
     assert owner_of(lists, spec.num_partitions).tolist() == assignor.owners(spec).tolist()
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr("assignors.sticky_engine._HEAP_FILL", 0)
+        patched.setattr("assignors.sticky_engine.general._HEAP_FILL", 0)
         vectorised = assignor.assign(build_spec(topics, members, partition_racks))
     assert [ids.tolist() for ids in vectorised] == [ids.tolist() for ids in lists]
 
@@ -395,7 +395,7 @@ def test_sticky_small_group_path_matches_arrays(group):
     """The sticky engine takes plain-Python steps on small groups (`_Members.small`): the same lists (in
     Kafka's order), owners, transfers and errors as its numpy steps; and so does cooperative-sticky's
     count of the partitions transferring ownership (`SMALL_GROUP` in assignors.cooperative)."""
-    from assignors.sticky_engine import run_engine
+    from assignors.sticky_engine.engine import run_engine
 
     def outcome():
         spec = build_spec(*group)
@@ -410,7 +410,7 @@ def test_sticky_small_group_path_matches_arrays(group):
 
     small = outcome()
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
+        patched.setattr("assignors.sticky_engine.inputs._SMALL_GROUP", -1)
         patched.setattr("assignors.cooperative.SMALL_GROUP", -1)
         assert outcome() == small
 

@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 
 from assignors import KafkaAssignorError, Member
-from assignors import sticky_engine as engine
 from assignors.model import build_spec
+from assignors.sticky_engine import balance, general
+from assignors.sticky_engine.engine import run_engine
 from tests.assignors.test_sticky_engine_internals import G00190_MEMBERS, G00190_TOPICS, _g00190_tps
 
-KERNEL = engine._K
+KERNEL = general._K
 needs_kernel = pytest.mark.skipif(KERNEL is None, reason="the C kernel is not built (pure-Python run)")
 
 TOPICS = ("t0", "t1", "t2", "t10", "orders", "zz")
@@ -81,7 +82,7 @@ def outcome(group: Group, form: str = "int32") -> tuple:
     spec = build_spec(*group, None)
     spec.member_topics = [TOPIC_FORMS[form](topics) for topics in spec.member_topics]
     try:
-        result = engine.run_engine(spec)
+        result = run_engine(spec)
     except KafkaAssignorError as err:
         return err.exception, err.message
     return [ids.tolist() for ids in result.assignment], result.owners.tolist()
@@ -93,9 +94,9 @@ def test_kernel_matches_python_steps(cases: Callable[[], Iterator[Group]]):
     with pytest.MonkeyPatch.context() as patched:
         for group in cases():
             with_kernel = outcome(group)
-            patched.setattr(engine, "_K", None)
+            patched.setattr(general, "_K", None)
             python = outcome(group)
-            patched.setattr(engine, "_K", KERNEL)
+            patched.setattr(general, "_K", KERNEL)
             assert with_kernel == python, group
 
 
@@ -105,16 +106,16 @@ def test_kernel_reads_member_topics_in_any_form(form: str):
     with pytest.MonkeyPatch.context() as patched:
         for group in random_groups(200):
             with_kernel = outcome(group, form)
-            patched.setattr(engine, "_K", None)
+            patched.setattr(general, "_K", None)
             assert outcome(group) == with_kernel, group
-            patched.setattr(engine, "_K", KERNEL)
+            patched.setattr(general, "_K", KERNEL)
 
 
-@pytest.mark.pure_python("assignors.sticky_engine")
+@pytest.mark.pure_python("assignors.sticky_engine.general")
 def test_cases_reach_the_rare_branches(monkeypatch):
     counts: Counter[str] = Counter()
-    actual, perform, state = (engine._PartitionMovements.actual_partition, engine._Reassignment.perform,
-                              engine._Reassignment._state)
+    actual, perform, state = (balance.PartitionMovements.actual_partition, balance.Reassignment.perform,
+                              balance.Reassignment._state)
 
     def actual_partition(movements, pid, t, old, new):
         got = actual(movements, pid, t, old, new)
@@ -131,10 +132,10 @@ def test_cases_reach_the_rare_branches(monkeypatch):
         moves.states.append(key)
         return key
 
-    monkeypatch.setattr(engine, "_K", None)
-    monkeypatch.setattr(engine._PartitionMovements, "actual_partition", actual_partition)
-    monkeypatch.setattr(engine._Reassignment, "perform", perform_counted)
-    monkeypatch.setattr(engine._Reassignment, "_state", state_counted)
+    monkeypatch.setattr(general, "_K", None)
+    monkeypatch.setattr(balance.PartitionMovements, "actual_partition", actual_partition)
+    monkeypatch.setattr(balance.Reassignment, "perform", perform_counted)
+    monkeypatch.setattr(balance.Reassignment, "_state", state_counted)
     errors = sum(isinstance(outcome(group)[0], str) for group in random_groups(1500))
     assert errors >= 10 and counts["other partition moved"] >= 10, (errors, counts)
     for group in g00190_variants(150):

@@ -16,7 +16,7 @@ from sticky_harness import sticky_outcome
 
 from assignors import KafkaAssignorError, Member, assign, build_spec, get_assignor
 from assignors.javaorder import hashmap_order, java_string_hash, java_string_key
-from assignors.sticky_engine import _balance_score, _JavaHashSet
+from assignors.sticky_engine import balance
 
 TP = tuple[str, int]
 
@@ -547,7 +547,7 @@ def engine_path(request, monkeypatch):
     """The engine's plain-Python steps for small groups (`lists`, what these groups take by default) or its
     numpy steps (`arrays`), both checked against the transcription."""
     if request.param == "arrays":
-        monkeypatch.setattr("assignors.sticky_engine._SMALL_GROUP", -1)
+        monkeypatch.setattr("assignors.sticky_engine.inputs._SMALL_GROUP", -1)
     return request.param
 
 
@@ -612,7 +612,7 @@ def test_java_hash_set_shortcut_matches_bucket_emulation():
     for _ in range(200):
         topic = rnd.choice(["t", "topic1", "orders"])
         parts = rnd.sample(range(300), rnd.randint(1, 60))
-        ref, fast = JavaHashSet(), _JavaHashSet()
+        ref, fast = JavaHashSet(), balance.JavaHashSet()
         for seq, p in enumerate(parts):
             ref.add((topic, p))
             fast.add(p, JavaHashSet.spread((topic, p)), seq)
@@ -626,7 +626,7 @@ def test_java_hash_set_shortcut_matches_bucket_emulation():
 
 
 def test_nine_colliding_partitions_resize_the_set_early():
-    ref, fast = JavaHashSet(), _JavaHashSet()
+    ref, fast = JavaHashSet(), balance.JavaHashSet()
     for seq, p in enumerate(range(0, 16 * 9, 16)):  # nine in one bucket at capacity 16
         ref.add(("t", p))
         fast.add(p, JavaHashSet.spread(("t", p)), seq)
@@ -637,7 +637,7 @@ def test_balance_score_wraps_like_java_int():
     sizes = [0] * 3 + [2_000_000_000] * 3
     exact = sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1 :])
     wrapped = (exact + 2**31) % 2**32 - 2**31
-    assert _balance_score(sizes) == wrapped != exact
+    assert balance.balance_score(sizes) == wrapped != exact
 
 
 def _lists(spec, outcome) -> dict[str, list[TP]]:
@@ -736,7 +736,7 @@ class CheckedBalance:
     recount."""
 
     def __init__(self, monkeypatch) -> None:
-        import assignors.sticky_engine as engine
+        from assignors.sticky_engine import general
 
         self.moves = 0
         self.unbalanced = 0
@@ -744,12 +744,12 @@ class CheckedBalance:
         self.differs = 0  # ... and Java's rule differed from the simple one
         checker = self
 
-        class Checked(engine._Reassignment):
+        class Checked(general.Reassignment):
             def _moved(self, old, new, t):
                 super()._moved(old, new, t)
                 checker.check(self)
 
-        monkeypatch.setattr(engine, "_Reassignment", Checked)
+        monkeypatch.setattr(general, "Reassignment", Checked)
 
     def check(self, r) -> None:
         spec = r.b.ctx.spec
@@ -798,17 +798,18 @@ class CheckedBalance:
         self.differs += simple != java
 
 
-@pytest.mark.pure_python("assignors.sticky_engine")
+@pytest.mark.pure_python("assignors.sticky_engine.general")
 @pytest.mark.parametrize("path", ["lists", "arrays", "indexed"])
 def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, path):
     """`lists`: the small groups' builder (`_SmallGeneralBuilder`); `arrays`: the numpy builder; `indexed`:
     also holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
-    import assignors.sticky_engine as engine
+    from assignors.sticky_engine import balance, general, inputs
 
+    monkeypatch.setattr(general, "_K", None)  # the Python steps, also where the C kernel is built
     if path != "lists":
-        monkeypatch.setattr(engine, "_SMALL_GROUP", -1)
+        monkeypatch.setattr(inputs, "_SMALL_GROUP", -1)
     if path == "indexed":
-        monkeypatch.setattr(engine, "_INDEX_HOLDINGS", 0)
+        monkeypatch.setattr(balance, "_INDEX_HOLDINGS", 0)
     checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
     for _ in range(60):
