@@ -46,6 +46,8 @@ COMPILED = [
     "assignors/roundrobin.py",
     "streaming/core/records.py",
     "streaming/core/state_codec.py",
+    "streaming/core/traffic.py",
+    "streaming/core/cost.py",
 ]
 # Typed-C kernels: each mirrors a pure-Python function of the package, its fallback (assignors/compiled.py).
 KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx", "assignors/tally_kernel.pyx"]

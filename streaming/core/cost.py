@@ -14,7 +14,6 @@ the same inputs give the same bits in both builds, whatever the batching.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Final
 
 CONSUMER_PROTOCOL: Final = frozenset({"uniform", "server-range"})  # KIP-848: the coordinator revokes only movers
@@ -38,8 +37,10 @@ def stopped_ms(protocol: str | None, paused: int, rebalance_ms: int, heartbeat_m
     return paused * rebalance_ms
 
 
-def lag_added(paused_rates: Sequence[float], stop_ms: int | float) -> float:
+def lag_added(paused_rates: list[float], stop_ms: int | float) -> float:
     """A diff record's `lag_added`: messages that pile up while the round's paused partitions stop, the fsum over
     them of `rate × stop_ms / 1000` (`paused_rates`: msgs/s of each paused partition, in any order; `stop_ms`:
-    the record's `partition_stop_ms`)."""
-    return math.fsum([rate * stop_ms / 1000.0 for rate in paused_rates])
+    the record's `partition_stop_ms`). `stop_ms` as a float is the same double the product would convert it to
+    (it is below 2^53), declared so that the compiled build multiplies unboxed doubles."""
+    ms = float(stop_ms)
+    return math.fsum([rate * ms / 1000.0 for rate in paused_rates])

@@ -22,6 +22,7 @@ import numpy as np
 MAX_RATE = 1e12  # msgs/s of one partition or topic, and one key weight: sums of them stay far from overflow
 _ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
 _KEPT_FIELDS = 256  # owners whose load fields a `GroupLoad` remembers (the rounds of its events)
+LISTED_PARTITIONS = 256  # up to this many partitions, `member_rates` groups them in Python (numpy calls cost more)
 
 
 class TopicTraffic:
@@ -94,10 +95,18 @@ def traffic_from_wire(value: Sequence) -> TopicTraffic:
                         tuple(int(h) for h in hashes), tuple(float(w) for w in weights), float(null_share))
 
 
-def member_rates(owner: np.ndarray, rates: np.ndarray, num_members: int) -> list[float]:
+def member_rates(owner: np.ndarray, rates: np.ndarray, rate_list: list[float], num_members: int) -> list[float]:
     """msgs/s per member: the fsum of the rates of the partitions it owns (`owner`: member index per partition,
-    -1: nobody; a member holding nothing has 0.0). The partitions are grouped by owner with a few numpy calls,
-    which cost less than a Python pass over the partitions."""
+    -1: nobody; a member holding nothing has 0.0; `rate_list`: `rates` as a list). Up to `LISTED_PARTITIONS`
+    partitions, one Python pass over the partitions gathers each member's rates; past it, a few numpy calls group
+    the partitions by owner, which then cost less than the pass."""
+    if owner.size <= LISTED_PARTITIONS:
+        owners: list[int] = owner.tolist()
+        held: list[list[float]] = [[] for _ in range(num_members)]
+        for p, o in enumerate(owners):
+            if o >= 0:
+                held[o].append(rate_list[p])
+        return [math.fsum(h) for h in held]
     values: list[float] = rates[owner.argsort(kind="stable")].tolist()  # nobody's first, then member by member
     bounds = accumulate(np.bincount(owner + _ONE, minlength=num_members + 1).tolist())
     return [math.fsum(values[a:b]) for a, b in pairwise(bounds)]
@@ -120,6 +129,7 @@ class GroupLoad:
         # what it was made from: the next event reuses it when they are the same (`group_load`)
         self.traffic, self.sizes, self.subscribed_topics = traffic, sizes, subscribed_topics
         self.rates = np.array(rates, dtype=np.float64)  # what a rate-aware strategy balances
+        self.rate_list = rates  # the same as a list, read by `member_rates` on small groups
         self.total = math.fsum([r for r, s in zip(rates, subscribed, strict=True) if s])
         self.keys_moved = keys_moved
         self._fields: dict[tuple[bytes, int], dict[str, object]] = {}  # rounds often share owners
@@ -131,7 +141,7 @@ class GroupLoad:
         key = (owner.tobytes(), num_members)
         out = self._fields.get(key)
         if out is None:
-            loads = member_rates(owner, self.rates, num_members)
+            loads = member_rates(owner, self.rates, self.rate_list, num_members)
             out = {"rate_total": self.total, "rate_min": min(loads) if loads else 0.0,
                    "rate_max": max(loads) if loads else 0.0}
             if self.keys_moved:
