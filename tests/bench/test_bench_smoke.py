@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from assignors import STRATEGIES
-from assignors.compiled import loaded_compiled
+from streaming.build import loaded_compiled
 from bench.pipeline import generate_log
 from streaming.core.config import PipelineConfig, parse_strategies
 from streaming.core.local import read_jsonl, replay
