@@ -36,8 +36,8 @@ class InvalidEvent(ValueError):
         self.group = group
 
 
-# The events a valid line makes, one per line: dataclasses for equality and repr, with an `__init__` of their own,
-# which mypyc compiles (the one `dataclasses` generates runs interpreted and cost as much as the parsing); not
+# The events a valid line makes, one per line: dataclasses for equality and repr, with an `__init__` of their own
+# (in the compiled build, the one `dataclasses` generates is interpreted: about 0.5 µs more per event); not
 # frozen, as a frozen class may only set its fields through `object.__setattr__`. Nothing modifies an event.
 
 
