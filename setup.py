@@ -51,7 +51,7 @@ COMPILED = [
 ]
 # Typed-C kernels: each mirrors a pure-Python function of the package, its fallback (assignors/compiled.py).
 KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx", "assignors/tally_kernel.pyx"]
-MANIFEST = "compiled-sources.json"  # what each compiled module was built from (assignors/compiled.py reads it)
+MANIFEST = "compiled-sources.json"  # what each compiled module was built from (streaming/build.py reads it)
 
 
 def compiled_extensions() -> list:

@@ -1,7 +1,6 @@
 """Kafka's partition assignors, exact and fast: range, roundrobin, sticky, cooperative-sticky, the
 KIP-848 server-side uniform and range, MetaQ's balance strategies, and what-if ones (weighted, rate-balanced)."""
 
-import assignors.compiled  # noqa: F401 - first: its guard keeps stale compiled modules from loading
 from assignors.errors import KafkaAssignorError
 from assignors.model import GroupSpec, Member, build_spec
 from assignors.registry import (

@@ -24,8 +24,8 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 def transferring_after_the_fact(spec: GroupSpec, new_owner: np.ndarray) -> np.ndarray | list[int]:
     """The global ids gained by a member that did not own them and lost by a member that did (`new_owner`:
     the engine's owner per global id). Small groups go over their claims in plain Python, where numpy's
-    calls would cost more than the loop, and give a list: one pass over their `owned_lists` (typed lists, so
-    that compiled each claim costs a few C operations) marks what a claimant keeps and lists what one loses
+    calls would cost more than the loop, and give a list: one pass over their `owned_lists` marks what a
+    claimant keeps and lists what one loses
     (a revoked partition whose new owner claimed it too is one a claimant keeps; with `GroupSpec.owned_disjoint`
     claims there is no other claimant, and a revoked one transfers as soon as somebody gets it)."""
     if spec.num_partitions <= SMALL_GROUP:

@@ -102,7 +102,6 @@ def plain_spec(
         return None
     given: dict[Any, Any] = members  # type: ignore[assignment]
     index, sizes, starts = layout.index, layout.sizes, layout.starts
-    member_class, most = Member, INT32_MAX  # read once: compiled, each read of another module's name is a lookup
     member_ids: list[str] = []
     subscriptions: list[tuple[str, ...]] = []
     member_topics: list[np.ndarray] = []
@@ -117,7 +116,7 @@ def plain_spec(
     claimant: list[int] = [-1] * layout.num_partitions  # the last member seen claiming each partition
     disjoint = True
     for mid, m in given.items():
-        if type(mid) is not str or not mid.isascii() or type(m) is not member_class:
+        if type(mid) is not str or not mid.isascii() or type(m) is not Member:
             return None
         member: Any = m
         subscribed = member.topics
@@ -135,7 +134,7 @@ def plain_spec(
         rack = member.rack
         instance_id = member.instance_id
         weight = member.weight
-        if (type(generation) is not int or not -most - 1 <= generation <= most or not _plain_string(rack)
+        if (type(generation) is not int or not -INT32_MAX - 1 <= generation <= INT32_MAX or not _plain_string(rack)
                 or not _plain_string(instance_id) or type(weight) is not int or weight != 1):
             return None
         pairs = member.owned

@@ -18,8 +18,6 @@ new owner) triples (`round_counts`), tallied in one pass over topic groups that 
 (`TopicGroups`); every member keeps at most ``min(load, keepable)``, so when the strategy's own assignment
 reaches that bound (most sticky rounds) it is the answer without a flow; and when keeping that bound still
 leaves partitions that complete every load, that is the answer too (most rounds of the non-sticky strategies).
-
-List items are updated as ``x[i] = x[i] + y``: compiled, ``x[i] += y`` adds them as objects (PyNumber_InPlaceAdd).
 """
 
 from __future__ import annotations
@@ -86,8 +84,7 @@ def min_moves_tallied(groups: TopicGroups, tally: Tally) -> int:
 
 
 def _kept_bound(load: list[int], keepable: list[int]) -> int:
-    """The sum over members of min(load, keepable) (compiled, a loop of native ints: `sum(map(min, ...))` calls
-    `min` as an object per member)."""
+    """The sum over members of min(load, keepable)."""
     bound = 0
     for m, most in enumerate(keepable):
         bound += most if most < load[m] else load[m]
@@ -232,8 +229,8 @@ a member its topic's group does not allow."""
 
 class TopicGroups:
     """Topics with the same allowed members merged into one topic group (their partitions are interchangeable),
-    with a table of who may hold what indexed by ``group * members + member``: compiled, a counting pass reads
-    native lists where membership tests of the topics' sets box every member index. Every round of every
+    with a table of who may hold what indexed by ``group * members + member`` (a counting pass reads it, where
+    membership tests would go through the topics' sets). Every round of every
     strategy of an event has the same subscriptions (only the owners differ), so the event makes them once
     (`streaming.core.layout.Relayout.topic_groups`)."""
 
@@ -332,7 +329,7 @@ def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],
     left, room = list(load), list(size)  # the start flow: load not yet routed, group partitions not yet given
     took = [0] * len(keep)  # the start flow on keep arcs, indexed like `keep`
     # groups few members may hold first: a member keeps there rather than where others could take the rest
-    # (a stable insertion sort of the few groups: compiled, `sorted` with a key calls a closure per group)
+    # (a stable insertion sort of the few groups)
     order: list[int] = []
     for g in range(num_groups):
         i = len(order)
@@ -343,7 +340,7 @@ def _max_kept(load: list[int], members_of: list[list[int]], size: list[int],
     for g in order:
         for m in members_of[g]:
             owned = keep[g * num_members + m] if load[m] else 0
-            if owned:  # the least of owned, left and room, compared as native ints (`min` is a call per arc)
+            if owned:  # the least of owned, left and room
                 amount = owned if owned < left[m] else left[m]
                 if room[g] < amount:
                     amount = room[g]

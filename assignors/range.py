@@ -236,7 +236,7 @@ def _rack_classes(has_rack: np.ndarray, bits: np.ndarray) -> dict[int | None, li
 def _small_closed_form(spec: GroupSpec) -> np.ndarray:
     """`_closed_form` over every topic of a small group, in plain Python: the int32 owners. Each subscriber's
     block is its index's native int32 bytes repeated, joined once into the buffer `np.frombuffer` wraps, which
-    costs a fraction of converting a list of Python ints (typed ints: compiled, the quotas are C arithmetic)."""
+    costs a fraction of converting a list of Python ints."""
     codes = int32_codes(spec.num_members)
     sizes = spec.topic_lists[0]
     blocks: list[bytes] = []

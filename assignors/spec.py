@@ -518,7 +518,6 @@ class GroupSpec:
         are remembered the same way."""
         who: list[int] = owners.tolist()
         key = self.pair_key
-        # untyped tuples: compiled, typed ones would be unboxed and boxed again, new objects instead of the shared ones
         tuples = self.pair_tuples()
         lists: list[list[Any]] = [[] for _ in self.member_ids]
         handed = 0

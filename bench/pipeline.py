@@ -52,7 +52,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from assignors.compiled import PURE_PYTHON_ENV, loaded_compiled
+from streaming.build import PURE_PYTHON_ENV, loaded_compiled
 from streaming.core.config import PipelineConfig
 from streaming.core.record_encoding import dumps
 from streaming.core.records import DIFF, OutputRecord, SourceRecord
@@ -230,7 +230,7 @@ def _build() -> str:
 
 def _time_pure_loop(args: argparse.Namespace, log: Path) -> list[LoopRun]:
     """`_time_loop` on the pure-Python modules: in a fresh process, which the environment sends to the sources
-    (assignors/compiled.py reads it once, at import)."""
+    (`bench` calls `streaming.build.prefer_fresh_sources` there before the library loads)."""
     os.environ[PURE_PYTHON_ENV] = "1"
     try:
         with multiprocessing.get_context("spawn").Pool(1) as pool:

@@ -19,7 +19,11 @@ from typing import Any
 
 import pytest
 
-from assignors.compiled import is_compiled
+from streaming.build import is_compiled, prefer_fresh_sources
+
+# Before any test or conftest below imports the library: the tests run the build that matches the sources, or
+# the sources themselves with REBALANCE_PURE_PYTHON=1.
+prefer_fresh_sources()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

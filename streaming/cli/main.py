@@ -14,8 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from streaming.build import prefer_fresh_sources
 from streaming.cli.capture import DEFAULT_CONNECT_TIMEOUT
-from streaming.cli.replay import AUTO_LOCAL_MAX_LINES
 from streaming.cli.usage import (
     DEFAULT_BATCH,
     EXIT_DEAD_LETTERS,
@@ -89,6 +89,7 @@ Exit codes: 0 success, 2 bad usage or unreadable/invalid input, 1 runtime failur
 
 def build_parser() -> argparse.ArgumentParser:
     from assignors.registry import STRATEGIES  # no strategy module is imported by this
+    from streaming.cli.replay import AUTO_LOCAL_MAX_LINES
 
     parser = argparse.ArgumentParser(
         prog="rebalance", description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -232,6 +233,7 @@ def _not_from_py4j(record: logging.LogRecord) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prefer_fresh_sources()  # before the library loads: a source edited since the build runs, not its old build
     args = build_parser().parse_args(argv)
     quiet_libraries()
     module, func = args.run.split(":")

@@ -316,13 +316,8 @@ def _departed(old: GroupState, shape: GroupShape, lay: Relayout,
 
 
 def _held(d: DepartedMember | None) -> int:
-    """The partitions a departed member holds over all strategies (None: 0). Plain loops and `len` (1-d arrays):
-    compiled, a generator and numpy's `size` cost several times more."""
-    total = 0
-    if d is not None:
-        for a in d.owned.values():
-            total += len(a)
-    return total
+    """The partitions a departed member holds over all strategies (None: 0)."""
+    return 0 if d is None else sum(len(a) for a in d.owned.values())
 
 
 def _empty_state(strategies: Sequence[str]) -> GroupState:

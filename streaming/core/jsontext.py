@@ -37,12 +37,10 @@ def _int(text: str) -> int:
 # `json.loads` with hooks builds a decoder and its scanner per call, which costs more than scanning an event line:
 # this scanner (C, the one `JSONDecoder.decode` runs after skipping whitespace) is built once
 _STRICT = make_scanner(json.JSONDecoder(object_pairs_hook=_object, parse_int=_int))  # type: ignore[arg-type]
-# Final: compiled, these are C statics, where a plain module global is a dict lookup at every read
 _PLAIN_CHARS: Final = 4_096  # orjson converts integers before they are judged: a few thousand digits at most
 _PLAIN_DEPTH: Final = 64  # far below where json.loads runs out of recursion, far above any event's nesting
 _BIG: Final = 10 ** (MAX_INT_DIGITS - 1)  # an integer of fewer digits passes `_int` whatever its sign
 _MINUS_BIG: Final = -_BIG
-_ORJSON_LOADS: Final = orjson.loads  # called at once, where `orjson.loads` looks up the module, then its attribute
 
 
 def _keys(value: dict[str, Any] | list[Any], depth: int = 0) -> int:
@@ -89,7 +87,7 @@ def loads(text: str | bytes) -> Any:
     try:
         if type(text) is str and text[:1] == "{" and len(text) <= _PLAIN_CHARS:
             try:
-                value = _ORJSON_LOADS(text)
+                value = orjson.loads(text)
                 if _keys(value) == text.count(":"):
                     return value
             except orjson.JSONDecodeError:

@@ -11,7 +11,6 @@ topics, each member's subscribed topics, and partitions in Kafka's (topic name, 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final
 
 import numpy as np
 
@@ -24,9 +23,6 @@ from streaming.core.state_codec import GroupState
 
 _CACHED_PARTITIONS = 1 << 16  # layouts up to this size are kept: most events of a group leave its layout as is
 _CACHED_SUBSCRIPTIONS = 1_024  # distinct subscriptions kept per layout (bounds what hostile input can pile up)
-# `mapping >= _ZERO`, not `>= 0`: numpy converts a Python int operand on every call (state_codec's `_ONE`)
-_ZERO: Final = np.array(0, np.int64)
-_BOOL: Final = np.dtype(bool)  # a dtype instance (`spec.INT32`)
 
 
 def layout_map(old_sizes: list[int], new_sizes: list[int]) -> np.ndarray:
@@ -73,7 +69,7 @@ def move(values: np.ndarray, mapping: np.ndarray, size: int, fill: int, gone: bo
     out = np.empty(size, dtype=values.dtype)
     out.fill(fill)
     if gone:
-        keep = mapping >= _ZERO
+        keep = mapping >= 0
         out[mapping[keep]] = values[keep]
     else:
         out[mapping] = values
@@ -140,10 +136,7 @@ def new_partitions(old: GroupState, shape: GroupShape) -> NewPartitions:
 
 class Relayout:
     """The old state's numbering mapped onto the next shape's (see the module docstring), made once per event
-    (`apply_event`). A plain class: mypyc compiles its `__init__`, where a dataclass's generated one runs
-    interpreted (a keyword dict and an attribute store per field). What only some events read is derived on
-    first use and kept in a slot (None until then) rather than a `functools.cached_property`, which would keep
-    the class a Python class for mypyc."""
+    (`apply_event`). What only some events read is derived on first use and kept (None until then)."""
 
     def __init__(self, old: GroupState, shape: GroupShape, parts: NewPartitions) -> None:
         new = _partition_layout(tuple(shape.topics), tuple(shape.sizes))
@@ -205,7 +198,7 @@ class Relayout:
         self.member_topics = member_topics  # per member: live topic indices it subscribes to
         # `subscribed` and a last row of True: index -1 (nobody) is never foreign
         # (the `ndarray` constructor: one call instead of `frombuffer` and `reshape`)
-        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), _BOOL, b"".join(rows))
+        self.subscribed_or_nobody = np.ndarray((len(members) + 1, len(new.live_names)), bool, b"".join(rows))
         self.subscribed = self.subscribed_or_nobody[: len(members)]  # bool [member, live topic]
         # old global id -> `topic_index << 32 | partition` (a layout-free name); the old layout is usually
         # still cached from the event that made it

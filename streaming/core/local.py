@@ -73,7 +73,7 @@ def replay(
     try:
         for out in outputs:
             yield from out
-    finally:  # closed early: `replay_batches` ends now, not when its generator is collected (later, compiled)
+    finally:  # closed early: `replay_batches` ends now, not when its generator is collected
         outputs.close()
 
 

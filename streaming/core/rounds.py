@@ -320,11 +320,7 @@ class StrategyRounds:
         else [] (nobody can hold a foreign partition): per event, for every cooperative round's claims."""
         if self._topics is None:
             lay = self.lay
-            self._topics = []
-            for row in lay.subscribed_rows:  # a loop, not `all` of a generator (compiled: generic)
-                if not all(row):
-                    self._topics = lay.partition_topic.tolist()
-                    break
+            self._topics = [] if all(all(row) for row in lay.subscribed_rows) else lay.partition_topic.tolist()
         return self._topics
 
     def _stale_claims(self, name: str) -> bool:
@@ -448,8 +444,7 @@ def _split(who: np.ndarray, lay: Relayout) -> list[np.ndarray]:
 def _listed(held: list[int], names: list[Any], num_members: int) -> list[list[int]]:
     """Each member's partitions in name order on a small round, given their owners in that order (`held`) and the
     partitions in that order (`names`), as lists: one pass of appends, where numpy's sort and a slice per member
-    cost more than the few dozen partitions. `names` untyped: compiled, its ints are appended as they are, not
-    unboxed and boxed again."""
+    cost more than the few dozen partitions."""
     owned: list[list[Any]] = [[] for _ in range(num_members)]
     for k, w in enumerate(held):
         if w >= 0:
@@ -473,9 +468,8 @@ def _foreign(claims: list[list[int]], topics: list[int], rows: list[list[bool]])
 
 def _withheld(owned: list[Any], new_owner: np.ndarray) -> bool:
     """Whether some member lost a partition it brought in (it revokes and rejoins at once). A small round loops
-    over its claims' lists (`_claims`) and stops at the first one (its few members cost less than numpy calls;
-    typed lists: compiled, each claim is then a C comparison); a big round's claims are compared in one
-    vectorised test (the loop took 90 against 7.5 ms at 1M partitions, compiled)."""
+    over its claims' lists (`_claims`) and stops at the first one (its few members cost less than numpy calls);
+    a big round's claims are compared in one vectorised test."""
     if new_owner.size > SMALL_ROUND:
         sizes = [ids.size for ids in owned]
         return any(sizes) and bool(

@@ -24,10 +24,7 @@ from streaming.core.state_codec import GroupState, MemberState
 
 
 class GroupShape:
-    """The group after one event, before any assignment.
-
-    A plain class rather than a dataclass: compiled by mypyc, a dataclass is built through the `__init__` that
-    `dataclasses` generates (interpreted), which cost as much as the rest of `next_shape`; this one is native."""
+    """The group after one event, before any assignment."""
 
     def __init__(self, topics: list[str], sizes: list[int], rack_names: list[str],
                  members: list[MemberState], carry: list[int | str | None]) -> None:
@@ -60,7 +57,7 @@ class GroupShape:
 def next_shape(old: GroupState, ev: Event, limits: Limits) -> GroupShape:
     """The shape of `old` after `ev`; `InvalidEvent` when the event does not fit the group."""
     shape = GroupShape(list(old.topics), old.sizes.tolist(), list(old.rack_names), list(old.members),
-                       [i for i in range(len(old.members))])  # compiled, a native loop: `list(range())` costs more
+                       list(range(len(old.members))))
     if isinstance(ev, Join):
         if ev.metadata is not None:
             _metadata(shape, ev.metadata, ev.group, limits)

@@ -24,8 +24,9 @@ VERSION = 1
 _ZLIB_LEVEL = 1  # owner arrays compress ~2-4x at level 1; higher levels cost 5-10x the time for little more
 
 
-# The state's classes are dataclasses for equality and repr, with an `__init__` of their own: mypyc compiles it,
-# where the one `dataclasses` generates runs interpreted (each event makes a group state and a state per strategy).
+# The state's classes are dataclasses for equality and repr, with an `__init__` of their own (in the compiled build,
+# the one `dataclasses` generates is interpreted: about 0.5 µs more per object, and each event makes a group state
+# and a state per strategy).
 
 
 @dataclass

@@ -22,6 +22,8 @@ import socket
 
 from pyspark import daemon
 
+from streaming.build import prefer_fresh_sources
+
 _pyspark_worker = daemon.worker
 
 
@@ -34,6 +36,7 @@ def worker(sock: socket.socket, authenticated: bool) -> int:
 
 
 if __name__ == "__main__":
+    prefer_fresh_sources()  # the workers run the build the driver runs (they fork from here)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     daemon.worker = worker  # `daemon.manager` calls the module's `worker` for each forked process
     daemon.manager()
