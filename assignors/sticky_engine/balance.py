@@ -178,8 +178,7 @@ class Reassignment:
     member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
     one indexes them with numpy and builds only those of the topics and members moves touch.
 
-    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them. Counters in
-    lists are updated as `x[i] = x[i] + 1`: mypyc compiles `x[i] += 1` to a generic `PyNumber` call."""
+    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
 
     def __init__(
         self, builder: GeneralAssignmentBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
@@ -199,8 +198,7 @@ class Reassignment:
         # and the movable topics each member subscribes to
         topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
-        # member -> movable topics held (None: not built yet); lists, which mypyc iterates natively (a set
-        # goes through Python's iterator protocol)
+        # member -> movable topics held (None: not built yet); lists, walked in order
         self.held: list[list[int] | None] = [None] * len(self.sizes)
         if len(movable_all) > _INDEX_HOLDINGS:
             self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
@@ -208,7 +206,7 @@ class Reassignment:
             self._count_holdings(topics)
         self.n_full = [0] * n_topics
         sizes, max_size = self.sizes, self.max_size
-        for m in range(len(sizes)):  # an index loop: mypyc runs a `zip(strict=)` generically
+        for m in range(len(sizes)):
             if sizes[m] == max_size[m]:
                 for t in self.movable_of[m]:
                     self.n_full[t] = self.n_full[t] + 1
@@ -358,7 +356,6 @@ class Reassignment:
             while i < end and unbalanced:
                 limit = least[t] + 1
                 target = -1
-                # index loops (not one loop over an `Iterable`): mypyc compiles them to native C loops
                 if most[t] > limit:
                     for j in range(i, end):
                         target = self._target(parts[j], t, limit)

@@ -388,7 +388,6 @@ class ConstrainedAssignmentBuilder:
             need = [self.min_quota - self.size[m] for m in under]
             prev = 0
             for level in sorted(set(need)):
-                # index loops: mypyc runs `zip(strict=)` and `itertools.cycle` generically
                 active = [under[i] for i in range(len(under)) if need[i] >= level]
                 n_active = len(active)
                 chunk = (level - prev) * n_active

@@ -64,7 +64,7 @@ class EngineResult:
     """The engine's result: Kafka's per-member lists (`assignment`, in Kafka's list order) and its
     `partitionsTransferringOwnership` as parallel arrays (global id, new owner index), None on the general
     path (Kafka's null map); read-only arrays. What a result derives on first use is kept in a slot (None until
-    then) rather than a `functools.cached_property`, which would keep the class a Python class for mypyc."""
+    then)."""
 
     general = False
 
@@ -180,7 +180,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
     gens = _clamped_generations(spec)
     ranks: tuple[int, ...] | None = None
     first = gens[0]
-    for g in gens:  # typed: compiled, native comparisons (min and max are generic calls)
+    for g in gens:
         if g != first:
             rank = {x: r for r, x in enumerate(sorted(set(gens)))}
             ranks = tuple([rank[x] for x in gens])
@@ -204,7 +204,7 @@ def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineRes
 
 def _clamped_generations(spec: GroupSpec) -> list[int]:
     """Each member's generation as the engine reads it: below -1 (none reported) counts as -1."""
-    gens = spec.generation_list  # typed: compiled, the comparisons are native
+    gens = spec.generation_list
     return [g if g > -1 else -1 for g in gens]
 
 

@@ -31,7 +31,7 @@ def _heap_fill(n: int, cands: list[int], sizes: list[int], rank: list[int]) -> t
     rank) is one int `size * len(rank) + rank` (ranks are distinct); up to `_SCAN_FILL` candidates a scan
     finds the least (native loops), more take a heap of `key * len(cands) + position`."""
     r, c = len(rank), len(cands)
-    keys = [sizes[i] * r + rank[cands[i]] for i in range(c)]  # index loops: mypyc runs a `zip(strict=)` generically
+    keys = [sizes[i] * r + rank[cands[i]] for i in range(c)]
     got: list[int] = []
     if c <= _SCAN_FILL:
         for _ in range(n):
@@ -349,7 +349,7 @@ class SmallGeneralAssignmentBuilder(GeneralAssignmentBuilder):
     """`GeneralAssignmentBuilder`'s steps on Python lists, for small groups without rack logic (`GroupTables.small`),
     where each numpy call costs more than the loop it replaces (tests/assignors/test_properties.py checks
     that both give the same results). The base class declares `owner`, `sizes` and the tables as arrays: the
-    methods read them through `_ints` locals, on which mypyc indexes lists natively. The stamps (places in
+    methods read them through `_ints` locals. The stamps (places in
     Java's lists) are not kept per partition: only `result` reads them, and it makes them again (`_stamps`)
     from the order of each step (the streaming state machine reads only the owners). Where the C kernel is
     built, `build` is one call of it (`assignors/reassign_kernel.pyx`) and these lists are not made."""
@@ -416,7 +416,7 @@ class SmallGeneralAssignmentBuilder(GeneralAssignmentBuilder):
                 continue
             pids = unassigned[first:end]
             got, filled = _heap_fill(len(pids), cands, [sizes[m] for m in cands], rank)
-            for i in range(len(cands)):  # index loops: mypyc runs a `zip(strict=)` generically
+            for i in range(len(cands)):
                 sizes[cands[i]] = filled[i]
             for i in range(len(pids)):
                 owner[pids[i]] = got[i]
@@ -490,7 +490,7 @@ class SmallGeneralAssignmentBuilder(GeneralAssignmentBuilder):
 
     def set_moved(self, moved: list[int], owners: list[int], stamps: list[int]) -> None:
         owner = _ints(self.owner)
-        for i in range(len(moved)):  # an index loop: mypyc runs a `zip(strict=)` generically
+        for i in range(len(moved)):
             owner[moved[i]] = owners[i]
         self.moved = moved, stamps
 
@@ -554,6 +554,5 @@ def _list_runs(ids: list[int], partition_topic: list[int]) -> list[tuple[int, in
 
 
 def _ints(values: np.ndarray | list[int]) -> list[int]:
-    """A `SmallGeneralAssignmentBuilder` list declared as an array by `GeneralAssignmentBuilder` (a checked cast
-    for mypyc)."""
+    """A `SmallGeneralAssignmentBuilder` list declared as an array by `GeneralAssignmentBuilder` (a checked cast)."""
     return cast("list[int]", values)

@@ -13,7 +13,7 @@ from streaming.core.config import Limits, Timing
 from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
 from streaming.core.record_encoding import dead_letter_record, diff_records, dumps
 
-DIFF: Final = "diff"  # Final: compiled, written in where used, where a module global is a dict lookup at every read
+DIFF: Final = "diff"
 DEAD_LETTER: Final = "dead-letter"
 CONFORMANCE: Final = "conformance"  # a recorded generation against Kafka's assignor (streaming.core.conformance)
 KINDS = (DIFF, DEAD_LETTER, CONFORMANCE)
@@ -49,9 +49,6 @@ class OutputRecord(NamedTuple):
     order: tuple[int, int, int]  # (source order..., seq within that source record)
 
 
-_NEW_TUPLE: Final = tuple.__new__  # compiled, a C static, where `tuple.__new__` looks up a builtin, then its attribute
-
-
 _DEFAULT_TIMING: Final = Timing()
 
 
@@ -71,7 +68,7 @@ class Emitter:
     def _add(self, kind: str, value: bytes) -> None:
         source, line = self.rec.order
         order = (source, line, len(self.out) - self.start)
-        self.out.append(_NEW_TUPLE(OutputRecord, (kind, self.group, value, order)))
+        self.out.append(tuple.__new__(OutputRecord, (kind, self.group, value, order)))
 
     def discard(self) -> None:
         """Forget what this record emitted so far (it turned out invalid)."""
