@@ -43,6 +43,10 @@ OWNERSHIP_BLIND: frozenset[str] = frozenset(
 SUBSCRIBERS_ONLY: frozenset[str] = frozenset({"range", "roundrobin"})
 # strategies that read the partitions' msgs/s (the `rates` argument below); the others ignore it, as Kafka's do
 RATE_AWARE: frozenset[str] = frozenset({"rate-balanced"})
+# the consumer protocol's (KIP-848) broker-side assignors: the coordinator revokes only the partitions that move
+CONSUMER_PROTOCOL: frozenset[str] = frozenset({"uniform", "server-range"})
+# not a strategy: the row of what a captured group was given (its recorded generations); no strategy takes it
+OBSERVED = "observed"
 
 
 class Assignor(Protocol):

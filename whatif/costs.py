@@ -14,8 +14,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from streaming.core.cost import CONSUMER_PROTOCOL
-from streaming.core.observed import OBSERVED
+from assignors.registry import CONSUMER_PROTOCOL, OBSERVED
 
 # the consumer-protocol strategy a move is shown with: `uniform` first, as Kafka's group.consumer.assignors default
 # lists it

@@ -40,8 +40,7 @@ from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
 
-from assignors.registry import STRATEGIES
-from streaming.core.observed import OBSERVED
+from assignors.registry import OBSERVED, STRATEGIES
 from whatif.costs import CostCollector, GroupCost
 
 # The one palette: the registry's strategies take its colours in registry order, the spares after them go to

@@ -14,9 +14,8 @@ the same inputs give the same bits in both builds, whatever the batching.
 from __future__ import annotations
 
 import math
-from typing import Final
 
-CONSUMER_PROTOCOL: Final = frozenset({"uniform", "server-range"})  # KIP-848: the coordinator revokes only movers
+from assignors.registry import CONSUMER_PROTOCOL
 
 
 def partition_stop_ms(protocol: str | None, rebalance_ms: int, heartbeat_ms: int) -> int | float:

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from assignors.registry import OBSERVED
 from assignors.spec import INT32
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.conformance import conformance_record
@@ -51,7 +52,7 @@ from streaming.core.events import (
     parse_event,
 )
 from streaming.core.layout import NewPartitions, Relayout, new_partitions, relaid_owner
-from streaming.core.observed import OBSERVED, observed_round, relaid, skipped_generations
+from streaming.core.observed import observed_round, relaid, skipped_generations
 from streaming.core.records import Emitter, OutputRecord, SourceRecord
 from streaming.core.rounds import StrategyRounds
 from streaming.core.shape import GroupShape, next_shape

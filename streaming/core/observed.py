@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from assignors.registry import OBSERVED
 from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
 from streaming.core.events import Generation
@@ -26,8 +27,6 @@ from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState
 from streaming.core.traffic import GroupLoad, paused_rates
-
-OBSERVED = "observed"
 
 
 def skipped_generations(st: StrategyState | None, ev: Generation) -> int:

@@ -18,9 +18,9 @@ import numpy as np
 
 from assignors import OWNERSHIP_BLIND, RATE_AWARE, SUBSCRIBERS_ONLY, GroupSpec, KafkaAssignorError, assign_owners
 from assignors.optimality import SMALL_ROUND, Counts, round_counts
+from assignors.registry import CONSUMER_PROTOCOL
 from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
-from streaming.core.cost import CONSUMER_PROTOCOL
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.round_metrics import build_metrics

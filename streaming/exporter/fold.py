@@ -35,8 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from assignors.registry import STRATEGIES
-from streaming.core.observed import OBSERVED
+from assignors.registry import OBSERVED, STRATEGIES
 from streaming.core.record_encoding import PHASES
 
 DIFF = "diff"
