@@ -50,7 +50,8 @@ COMPILED = [
     "streaming/core/cost.py",
 ]
 # Typed-C kernels: each mirrors a pure-Python function of the package, its fallback (assignors/compiled.py).
-KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx", "assignors/tally_kernel.pyx"]
+KERNELS: list[str] = ["assignors/kept_kernel.pyx", "assignors/reassign_kernel.pyx", "assignors/tally_kernel.pyx",
+                      "streaming/core/load_kernel.pyx"]
 MANIFEST = "compiled-sources.json"  # what each compiled module was built from (streaming/build.py reads it)
 
 

@@ -18,8 +18,9 @@ from streaming.build import MANIFEST, PURE_PYTHON_ENV, Plan, built_modules, plan
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Every record of the bundled histories and a generated log under every strategy, hashed, with the modules that
-# run compiled once every module the build compiled is imported: in a fresh process, so the environment decides.
+# Every record of the bundled histories and a generated log with traffic under every strategy, hashed, with the
+# modules that run compiled once every module the build compiled is imported: in a fresh process, so the
+# environment decides.
 _DIGEST = """
 from streaming.build import MANIFEST, loaded_compiled, prefer_fresh_sources
 prefer_fresh_sources()
@@ -30,7 +31,8 @@ from assignors.registry import STRATEGIES
 from bench.pipeline import generate_log
 from streaming.core.config import Limits, PipelineConfig
 from streaming.core.local import read_jsonl, replay
-logs = [*sorted(Path("whatif/samples").glob("*.jsonl")), generate_log(Path(tempfile.mkdtemp()) / "log.jsonl", 600, 60)]
+logs = [*sorted(Path("whatif/samples").glob("*.jsonl")),
+        generate_log(Path(tempfile.mkdtemp()) / "log.jsonl", 600, 60, traffic=0.1)]
 digest, records = hashlib.sha256(), 0
 for strategy in STRATEGIES:
     for log in logs:

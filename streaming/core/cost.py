@@ -15,7 +15,30 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from assignors.compiled import kernel
 from assignors.registry import CONSUMER_PROTOCOL
+
+_K = kernel("streaming.core.load_kernel")  # `lag_added` in C (None: the Python sum runs)
+
+
+class Paused:
+    """The partitions a round pauses, for its `lag_added`: those held `before` it (an owner >= 0) that `after`
+    gives to another owner, or every one held when `after` is None (an eager round); `rates` their msgs/s. The
+    three are on one layout: float64 rates, int32 owners."""
+
+    def __init__(self, rates: np.ndarray, before: np.ndarray, after: np.ndarray | None) -> None:
+        self.rates, self.before, self.after = rates, before, after
+
+    def rates_list(self) -> list[float]:
+        """msgs/s of each paused partition, in partition order."""
+        held = self.before >= 0
+        return self.rates[held if self.after is None else held & (self.before != self.after)].tolist()
+
+
+_NO_PARTITIONS = np.zeros(0, dtype=np.int32)
+NOTHING_PAUSED = Paused(np.zeros(0, dtype=np.float64), _NO_PARTITIONS, _NO_PARTITIONS)  # a record that pauses none
 
 
 def partition_stop_ms(protocol: str | None, rebalance_ms: int, heartbeat_ms: int) -> int | float:
@@ -36,10 +59,13 @@ def stopped_ms(protocol: str | None, paused: int, rebalance_ms: int, heartbeat_m
     return paused * rebalance_ms
 
 
-def lag_added(paused_rates: list[float], stop_ms: int | float) -> float:
+def lag_added(paused: Paused, stop_ms: int | float) -> float:
     """A diff record's `lag_added`: messages that pile up while the round's paused partitions stop, the fsum over
-    them of `rate × stop_ms / 1000` (`paused_rates`: msgs/s of each paused partition, in any order; `stop_ms`:
-    the record's `partition_stop_ms`). `stop_ms` as a float is the same double the product would convert it to
-    (it is below 2^53), declared so that the compiled build multiplies unboxed doubles."""
+    them of `rate × stop_ms / 1000` (`stop_ms`: the record's `partition_stop_ms`, as a float the same double the
+    product would convert it to: it is below 2^53). Computed in C where the load kernel is built."""
     ms = float(stop_ms)
-    return math.fsum([rate * ms / 1000.0 for rate in paused_rates])
+    if _K is not None:
+        found = _K.lag_added(paused.rates, paused.before, paused.after, ms)
+        if found is not None:
+            return found
+    return math.fsum([rate * ms / 1000.0 for rate in paused.rates_list()])

@@ -19,6 +19,7 @@ import numpy as np
 from assignors.registry import OBSERVED
 from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
+from streaming.core.cost import NOTHING_PAUSED, Paused
 from streaming.core.events import Generation
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
@@ -26,7 +27,7 @@ from streaming.core.round_metrics import build_metrics
 from streaming.core.rounds import COOPERATIVE, INCREMENTAL
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import StrategyState
-from streaming.core.traffic import GroupLoad, paused_rates
+from streaming.core.traffic import GroupLoad
 
 
 def skipped_generations(st: StrategyState | None, ev: Generation) -> int:
@@ -78,12 +79,12 @@ def observed_round(st: StrategyState | None, ev: Generation, shape: GroupShape, 
         metrics["skipped_generations"] = skipped
     if outside:
         metrics["unknown_partitions"] = outside
-    rates: list[float] | None = None
+    paused: Paused | None = None
     if load is not None:
         metrics.update(load.fields(new_owner, len(lay.member_ids)))
-        rates = [] if not recorded else paused_rates(union_values(load.rates, lay), prev_union,
-                                                     new_union if incremental else None)
+        paused = NOTHING_PAUSED if not recorded else Paused(union_values(load.rates, lay), prev_union,
+                                                             new_union if incremental else None)
     head = {"group": emit.group, "strategy": OBSERVED, "generation": ev.generation,
             "phase": "revoke" if incremental else "eager", "protocol": ev.protocol, "cause": cause}
-    emit.diff(head, changes, metrics, event_ts, rates)
+    emit.diff(head, changes, metrics, event_ts, paused)
     return StrategyState(ev.generation, new_owner, np.full(len(lay.member_ids), ev.generation, dtype=np.int32))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from streaming.core.config import Limits, Timing
-from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
+from streaming.core.cost import Paused, lag_added, partition_stop_ms, stopped_ms
 from streaming.core.record_encoding import dead_letter_record, diff_records, dumps
 
 DIFF: Final = "diff"
@@ -85,14 +85,14 @@ class Emitter:
         self._add(CONFORMANCE, dumps(record))
 
     def diff(self, head: dict[str, Any], changes: dict, metrics: dict[str, Any], event_ts: int | None,
-             paused_rates: list[float] | None = None) -> None:
+             paused: Paused | None = None) -> None:
         """The round's records, `metrics` ending with its `stopped_ms` and, for a group with traffic
-        (`paused_rates`: msgs/s of each partition the round pauses), its `lag_added` (docs/cost.md): by the
+        (`paused`: what the round pauses), its `lag_added` (docs/cost.md): by the
         strategy's protocol, or for `observed` by the recorded `protocol` (only its records carry one)."""
         protocol = head["protocol"] if "protocol" in head else head["strategy"]
         metrics["stopped_ms"] = stopped_ms(protocol, metrics["paused"], self.rebalance_ms, self.heartbeat_ms)
-        if paused_rates is not None:
-            metrics["lag_added"] = lag_added(paused_rates,
+        if paused is not None:
+            metrics["lag_added"] = lag_added(paused,
                                              partition_stop_ms(protocol, self.rebalance_ms, self.heartbeat_ms))
         for value in diff_records(head, changes, metrics, event_ts, self.now_ms, self.limits.max_record_bytes):
             self._add(DIFF, value)

@@ -21,12 +21,13 @@ from assignors.optimality import SMALL_ROUND, Counts, round_counts
 from assignors.registry import CONSUMER_PROTOCOL
 from streaming.core.changes import member_changes
 from streaming.core.config import PipelineConfig
+from streaming.core.cost import NOTHING_PAUSED, Paused
 from streaming.core.layout import Relayout, move, relaid_generations, relaid_owner, union_owner, union_values
 from streaming.core.records import Emitter
 from streaming.core.round_metrics import build_metrics
 from streaming.core.shape import GroupShape
 from streaming.core.state_codec import GroupState, StrategyState
-from streaming.core.traffic import GroupLoad, paused_rates
+from streaming.core.traffic import GroupLoad
 
 COOPERATIVE = frozenset({"cooperative-sticky"})  # revoke round + follow-ups; pauses only what it revokes
 INCREMENTAL = CONSUMER_PROTOCOL  # KIP-848: one round; the coordinator revokes only movers
@@ -42,7 +43,7 @@ class _Round:
     head: dict[str, Any]
     changes: dict
     metrics: dict[str, Any]
-    paused_rates: list[float] | None  # msgs/s of each partition it pauses (None: the group has no traffic)
+    paused: Paused | None  # what it pauses, for its `lag_added` (None: the group has no traffic)
 
 
 class StrategyRounds:
@@ -71,6 +72,7 @@ class StrategyRounds:
         # the event's msgs/s per partition (None: no subscribed topic has traffic): every record's load fields, and
         # what a rate-aware strategy balances (`assignors.RATE_AWARE`)
         self.load: GroupLoad | None = None
+        self._union_rates: np.ndarray | None = None  # `load.rates` on the union layout, made on first use
 
     def run(self, name: str, st: StrategyState, rebalance: bool) -> StrategyState:
         """One strategy's replacement record and rounds for this event; its new state."""
@@ -99,7 +101,7 @@ class StrategyRounds:
                 generation += 1
                 rounds.append(self._failed_round(name, generation, not rounds, owner, err))
                 for r in rounds:
-                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
+                    self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused)
                 if owner_gen is None:
                     member_generation = np.array((claims or self._claims(name, st, owner, owner_gen, rejoin))[1])
                 else:
@@ -110,6 +112,7 @@ class StrategyRounds:
             before = prev_new if first else owner
             # a first round's changes are over the union layout (a leaver's partitions revoked, a deleted topic's
             # too), its metrics over the new one
+            new_union = new_owner  # a first round's owners on the union layout
             if first:
                 new_union = new_owner if lay.union_is_new else move(
                     new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
@@ -133,8 +136,8 @@ class StrategyRounds:
             phase = _phase(name, first)
             head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": phase,
                     "cause": cause}
-            rounds.append(_Round(head, changes, metrics, self._paused_rates(first, eager, owner, new_owner,
-                                                                            prev_union)))
+            rounds.append(_Round(head, changes, metrics, self._paused(first, eager, owner, new_owner, prev_union,
+                                                                      new_union)))
             if name == self.own_strategy:
                 owner, owner_gen = new_owner, generation
                 break
@@ -158,7 +161,7 @@ class StrategyRounds:
             if rejecting:
                 cause = self._rejoin_cause(rejecting, new_owner)
         for r in rounds:
-            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused_rates)
+            self.emit.diff(r.head, r.changes, r.metrics, self.event_ts, r.paused)
         return StrategyState(generation, owner, np.full(len(lay.member_ids), generation, dtype=np.int32))
 
     def close(self) -> None:
@@ -167,23 +170,19 @@ class StrategyRounds:
         if self._spec is not None:
             self._spec.release()
 
-    def _paused_rates(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray,
-                      prev_union: np.ndarray) -> list[float] | None:
-        """msgs/s of each partition a round pauses, for its `lag_added` (None: the group has no traffic): a first
-        round's on the union layout (a leaver's partitions too), a follow-up's on the new one; none when the
-        group emptied."""
+    def _paused(self, first: bool, eager: bool, owner: np.ndarray, new_owner: np.ndarray, prev_union: np.ndarray,
+                new_union: np.ndarray) -> Paused | None:
+        """What a round pauses, for its `lag_added` (None: the group has no traffic): a first round's on the union
+        layout (a leaver's partitions too), a follow-up's on the new one; nothing when the group emptied."""
         if self.load is None:
             return None
         if self.emptied:
-            return []
+            return NOTHING_PAUSED
         if not first:
-            return paused_rates(self.load.rates, owner, new_owner)
-        lay = self.lay
-        rates = union_values(self.load.rates, lay)
-        if eager:
-            return paused_rates(rates, prev_union, None)
-        new_union = new_owner if lay.union_is_new else move(new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
-        return paused_rates(rates, prev_union, new_union)
+            return Paused(self.load.rates, owner, new_owner)
+        if self._union_rates is None:  # the event's strategies share it
+            self._union_rates = union_values(self.load.rates, self.lay)
+        return Paused(self._union_rates, prev_union, None if eager else new_union)
 
     def _add_load(self, metrics: dict[str, Any], owner: np.ndarray) -> None:
         """A record's load fields (docs/events-and-diffs.md), after its other metrics, for a group with traffic."""
@@ -225,7 +224,7 @@ class StrategyRounds:
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": _phase(name, first),
                 "cause": self.cause,
                 "error": {"exception": err.exception, "message": err.message, "detail": err.detail}}
-        return _Round(head, {}, metrics, None if self.load is None else [])
+        return _Round(head, {}, metrics, None if self.load is None else NOTHING_PAUSED)
 
     def _claims(self, name: str, st: StrategyState, owner: np.ndarray, generation: int | None,
                 rejoin: dict[int, tuple[Any, int]]) -> tuple[list[Any], list[int]]:
@@ -411,7 +410,7 @@ class StrategyRounds:
         self._add_load(metrics, prev_new)
         head = {"group": self.emit.group, "strategy": name, "generation": generation, "phase": "replace",
                 "cause": self.cause}
-        self.emit.diff(head, changes, metrics, self.event_ts, None if self.load is None else [])
+        self.emit.diff(head, changes, metrics, self.event_ts, None if self.load is None else NOTHING_PAUSED)
 
 
 def _unclaimed(num_members: int) -> np.ndarray:

@@ -15,14 +15,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from itertools import accumulate, pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from assignors.compiled import kernel
+
+if TYPE_CHECKING:  # the state imports this module
+    from streaming.core.state_codec import MemberState
+
 MAX_RATE = 1e12  # msgs/s of one partition or topic, and one key weight: sums of them stay far from overflow
-_ONE = np.array(1, np.int32)  # a 0-d operand: numpy converts a Python int operand on every call
-_KEPT_FIELDS = 256  # owners whose load fields a `GroupLoad` remembers (the rounds of its events)
-LISTED_PARTITIONS = 256  # up to this many partitions, `member_rates` groups them in Python (numpy calls cost more)
+_K = kernel("streaming.core.load_kernel")  # `member_extremes` in C (None: `member_rates` runs)
 
 
 class TopicTraffic:
@@ -95,28 +98,25 @@ def traffic_from_wire(value: Sequence) -> TopicTraffic:
                         tuple(int(h) for h in hashes), tuple(float(w) for w in weights), float(null_share))
 
 
-def member_rates(owner: np.ndarray, rates: np.ndarray, rate_list: list[float], num_members: int) -> list[float]:
+def member_rates(owner: list[int], rates: list[float], num_members: int) -> list[float]:
     """msgs/s per member: the fsum of the rates of the partitions it owns (`owner`: member index per partition,
-    -1: nobody; a member holding nothing has 0.0; `rate_list`: `rates` as a list). Up to `LISTED_PARTITIONS`
-    partitions, one Python pass over the partitions gathers each member's rates; past it, a few numpy calls group
-    the partitions by owner, which then cost less than the pass."""
-    if owner.size <= LISTED_PARTITIONS:
-        owners: list[int] = owner.tolist()
-        held: list[list[float]] = [[] for _ in range(num_members)]
-        for p, o in enumerate(owners):
-            if o >= 0:
-                held[o].append(rate_list[p])
-        return [math.fsum(h) for h in held]
-    values: list[float] = rates[owner.argsort(kind="stable")].tolist()  # nobody's first, then member by member
-    bounds = accumulate(np.bincount(owner + _ONE, minlength=num_members + 1).tolist())
-    return [math.fsum(values[a:b]) for a, b in pairwise(bounds)]
+    -1: nobody); a member holding nothing has 0.0."""
+    held: list[list[float]] = [[] for _ in range(num_members)]
+    for o, rate in zip(owner, rates, strict=True):
+        if o >= 0:
+            held[o].append(rate)
+    return [math.fsum(h) for h in held]
 
 
-def paused_rates(rates: np.ndarray, before: np.ndarray, after: np.ndarray | None) -> list[float]:
-    """msgs/s of each partition a round pauses (`lag_added`, docs/cost.md): every one held `before` it (`after`
-    None: an eager first round), else the ones it revokes; `rates` on the same layout as the owner arrays."""
-    held = before >= 0
-    return rates[held if after is None else held & (before != after)].tolist()
+def member_extremes(owner: np.ndarray, rates: np.ndarray, num_members: int) -> tuple[float, float]:
+    """The least and most msgs/s of a member ((0.0, 0.0) without members) for `owner` (int32 per partition) and
+    `rates` (float64, the same layout): `member_rates`' extremes, computed in C where the load kernel is built."""
+    if _K is not None:
+        found = _K.member_extremes(owner, rates, num_members)
+        if found is not None:
+            return found
+    loads = member_rates(owner.tolist(), rates.tolist(), num_members)
+    return (min(loads), max(loads)) if loads else (0.0, 0.0)
 
 
 class GroupLoad:
@@ -125,37 +125,28 @@ class GroupLoad:
     a subscribed topic with keyed traffic. Made only for a group with traffic for a subscribed topic."""
 
     def __init__(self, traffic: dict[str, TopicTraffic], sizes: list[int], subscribed_topics: set[str],
-                 rates: list[float], subscribed: list[bool], keys_moved: dict[str, float]) -> None:
+                 rates: list[float], subscribed_rates: list[float], keys_moved: dict[str, float]) -> None:
         # what it was made from: the next event reuses it when they are the same (`group_load`)
         self.traffic, self.sizes, self.subscribed_topics = traffic, sizes, subscribed_topics
         self.rates = np.array(rates, dtype=np.float64)  # what a rate-aware strategy balances
-        self.rate_list = rates  # the same as a list, read by `member_rates` on small groups
-        self.total = math.fsum([r for r, s in zip(rates, subscribed, strict=True) if s])
+        self.total = math.fsum(subscribed_rates)
         self.keys_moved = keys_moved
-        self._fields: dict[tuple[bytes, int], dict[str, object]] = {}  # rounds often share owners
 
     def fields(self, owner: np.ndarray, num_members: int) -> dict[str, object]:
         """A diff record's load fields (docs/traffic.md §2) for a round that leaves `owner` (member index per
         partition, -1: nobody): `rate_total`, the least and most msgs/s of a member (0.0 without members), and
         `keys_moved` when the event has them."""
-        key = (owner.tobytes(), num_members)
-        out = self._fields.get(key)
-        if out is None:
-            loads = member_rates(owner, self.rates, self.rate_list, num_members)
-            out = {"rate_total": self.total, "rate_min": min(loads) if loads else 0.0,
-                   "rate_max": max(loads) if loads else 0.0}
-            if self.keys_moved:
-                out["keys_moved"] = self.keys_moved
-            if len(self._fields) >= _KEPT_FIELDS:
-                self._fields.clear()
-            self._fields[key] = out
+        least, most = member_extremes(owner, self.rates, num_members)
+        out: dict[str, object] = {"rate_total": self.total, "rate_min": least, "rate_max": most}
+        if self.keys_moved:
+            out["keys_moved"] = self.keys_moved
         return out
 
 
 def group_load(traffic: dict[str, TopicTraffic], old_sizes: list[int], topics: list[str], sizes: list[int],
-               subscriptions: Sequence, previous: GroupLoad | None) -> GroupLoad | None:
+               subscriptions: Sequence[MemberState], previous: GroupLoad | None) -> GroupLoad | None:
     """The event's `GroupLoad` (None: no subscribed topic has traffic). `old_sizes`: the counts before the event
-    (topics appended since have none); `subscriptions`: the members after it (anything with `.topics`);
+    (topics appended since have none); `subscriptions`: the members after it;
     `previous`: the last event's, returned when made from the same traffic, counts and subscribed topics."""
     subscribed_topics: set[str] = set()
     for m in subscriptions:
@@ -166,16 +157,17 @@ def group_load(traffic: dict[str, TopicTraffic], old_sizes: list[int], topics: l
             and previous.sizes == sizes and previous.subscribed_topics == subscribed_topics):
         return previous
     rates: list[float] = []
-    subscribed: list[bool] = []
+    subscribed_rates: list[float] = []
     keys_moved: dict[str, float] = {}
     for t, (name, n) in enumerate(zip(topics, sizes, strict=True)):
         if not n:
             continue
         tr = traffic.get(name)
-        rates.extend(tr.partition_rates(n) if tr is not None else [0.0] * n)
-        on = name in subscribed_topics
-        subscribed.extend([on] * n)
-        old = old_sizes[t] if t < len(old_sizes) else 0
-        if on and tr is not None and tr.keyed and 0 < old != n:
-            keys_moved[name] = tr.keys_moved(old, n)
-    return GroupLoad(traffic, sizes, subscribed_topics, rates, subscribed, keys_moved)
+        spread = tr.partition_rates(n) if tr is not None else [0.0] * n
+        rates.extend(spread)
+        if name in subscribed_topics:
+            subscribed_rates.extend(spread)
+            old = old_sizes[t] if t < len(old_sizes) else 0
+            if tr is not None and tr.keyed and 0 < old != n:
+                keys_moved[name] = tr.keys_moved(old, n)
+    return GroupLoad(traffic, sizes, subscribed_topics, rates, subscribed_rates, keys_moved)

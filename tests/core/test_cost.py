@@ -11,11 +11,12 @@ import random
 import zlib
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from assignors.registry import STRATEGIES
 from streaming.core.config import Limits, PipelineConfig, Timing
-from streaming.core.cost import lag_added, partition_stop_ms, stopped_ms
+from streaming.core.cost import NOTHING_PAUSED, Paused, lag_added, partition_stop_ms, stopped_ms
 from streaming.core.local import replay
 from streaming.core.record_encoding import dumps
 from streaming.core.records import DEAD_LETTER, DIFF, SourceRecord
@@ -218,11 +219,23 @@ def test_stop_per_partition_and_lag_added() -> None:
     assert stopped_ms("server-range", 3, 3_000, 5_001) == 7_501.5
     rates = [120.0, 80.5, 0.0, 310.2, 1e-9]
     # messages piled up: rate × seconds stopped, summed exactly (fsum) over the paused partitions
-    assert lag_added(rates, 3_000) == math.fsum(r * 3_000 / 1_000 for r in rates)
-    assert lag_added(rates, 2_500.5) == math.fsum(r * 2_500.5 / 1_000 for r in rates)
-    assert lag_added([], 3_000) == 0.0
-    assert lag_added([100.0, 50.0], 3_000) == 450.0  # 150 msgs/s for 3 s
-    assert lag_added(list(reversed(rates)), 3_000) == lag_added(rates, 3_000)  # order-free, bit for bit
+    assert lag_added(paused(rates), 3_000) == math.fsum(r * 3_000 / 1_000 for r in rates)
+    assert lag_added(paused(rates), 2_500.5) == math.fsum(r * 2_500.5 / 1_000 for r in rates)
+    assert lag_added(paused([]), 3_000) == 0.0
+    assert lag_added(NOTHING_PAUSED, 3_000) == 0.0
+    assert lag_added(paused([100.0, 50.0]), 3_000) == 450.0  # 150 msgs/s for 3 s
+    assert lag_added(paused(rates[::-1]), 3_000) == lag_added(paused(rates), 3_000)  # order-free, bit for bit
+    # only what the round pauses counts: held before it, and (a cooperative or incremental round) revoked
+    before = np.array([0, 0, -1, 1], dtype=np.int32)
+    after = np.array([0, 1, 1, -1], dtype=np.int32)
+    four = np.array([1.0, 2.0, 4.0, 8.0])
+    assert lag_added(Paused(four, before, after), 1_000) == 10.0
+    assert lag_added(Paused(four, before, None), 1_000) == 11.0
+
+
+def paused(rates: list[float]) -> Paused:
+    """`rates` as the partitions an eager round pauses, every one held."""
+    return Paused(np.array(rates, dtype=np.float64), np.zeros(len(rates), dtype=np.int32), None)
 
 
 def with_rates(log: list[dict], seed: int) -> list[dict]:
