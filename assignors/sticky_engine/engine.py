@@ -50,14 +50,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from assignors.compiled import kernel
 from assignors.model import GroupSpec, owner_of
 from assignors.spec import INT32
 from assignors.sticky_engine.constrained import ConstrainedAssignmentBuilder
 from assignors.sticky_engine.constrained_bulk import BulkConstrainedAssignmentBuilder
-from assignors.sticky_engine.general import GeneralAssignmentBuilder, SmallGeneralAssignmentBuilder
+from assignors.sticky_engine.general import GeneralAssignmentBuilder, GeneralOutcome, build_in_kernel
 from assignors.sticky_engine.inputs import EMPTY, NOBODY, GroupTables, RoundContext, owner_codes
 
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
+# the general builder in C (`assignors/reassign_kernel.pyx`; None: not built, or the pure-Python run)
+_GENERAL_KERNEL = kernel("assignors.reassign_kernel")
 
 
 class EngineResult:
@@ -137,22 +140,24 @@ class _ListedResult(EngineResult):
 
 
 class _GeneralResult(EngineResult):
-    """The general path's result, read from its builder on first use: `assign` wants the per-member lists
-    (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
+    """The general path's result, read from its build's outcome on first use: `assign` wants the per-member lists
+    (sorted by owner and stamp), the streaming state machine only the owners, which the outcome holds."""
 
     general = True
 
-    def __init__(self, spec: GroupSpec, builder: GeneralAssignmentBuilder, leader_order: np.ndarray | None) -> None:
+    def __init__(self, spec: GroupSpec, outcome: GeneralOutcome, leader_order: np.ndarray | None) -> None:
         super().__init__(spec, None, None, None)
-        self._builder = builder
+        self.num_members = spec.num_members
+        self._outcome = outcome
         self._leader_order = leader_order  # None: the builder's members are in member order
 
     def _make_assignment(self) -> list[np.ndarray]:
-        return _read_only(_in_member_order(self._builder.result(), self._leader_order))
+        lists = self._outcome.lists(self.num_members)
+        return _read_only(_in_member_order(lists, self._leader_order))
 
     def _make_owners(self) -> np.ndarray:
-        """`EngineResult.owners` straight from the builder's owner per global id."""
-        return self._builder.owners(self._leader_order)
+        """`EngineResult.owners` straight from the outcome's owner per global id, in member order."""
+        return self._outcome.member_owner
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
@@ -217,9 +222,13 @@ def _run_engine(spec: GroupSpec, members: GroupTables, generations: list[int]) -
     if ctx.all_equal and ctx.phantom_claims:
         ConstrainedAssignmentBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
-        builder = SmallGeneralAssignmentBuilder(ctx) if members.small else GeneralAssignmentBuilder(ctx)
-        builder.build()
-        return _GeneralResult(spec, builder, order)
+        # the one place that picks the general builder's representation: the C kernel where built (it has no
+        # rack logic), else the specification's lists
+        if _GENERAL_KERNEL is not None and not ctx.rack_on:
+            outcome = build_in_kernel(_GENERAL_KERNEL, ctx)
+        else:
+            outcome = GeneralAssignmentBuilder(ctx).build()
+        return _GeneralResult(spec, outcome, order)
     # the one place that picks the constrained builder's representation: the spec's lists, numpy's past their size
     listed = members.listed_constrained
     constrained = ConstrainedAssignmentBuilder(ctx) if listed else BulkConstrainedAssignmentBuilder(ctx)
