@@ -93,9 +93,7 @@ class GeneralAssignmentBuilder:
         ctx = self.ctx
         ptopic, topic_flags = self.ptopic, ctx.members.topic_flags
         rack_on = ctx.rack_on
-        pbits: list[int] = ctx.partition_bits.tolist() if rack_on else []  # type: ignore[union-attr]
-        mbits: list[int] = ctx.member_bits.tolist() if rack_on else []  # type: ignore[union-attr]
-        has_rack: list[bool] = ctx.has_rack.tolist() if rack_on else []  # type: ignore[union-attr]
+        pbits, mbits, has_rack = ctx.members.rack_lists
         owner, stamp, sizes = self.owner, self.stamp, self.sizes
         revocation_required = False
         kept = 0
@@ -120,9 +118,7 @@ class GeneralAssignmentBuilder:
         rank, member), refreshed lazily: a member's entries go stale when its size grows)."""
         ctx = self.ctx
         rank = ctx.id_rank_list
-        pbits: list[int] = ctx.partition_bits.tolist()  # type: ignore[union-attr]
-        mbits: list[int] = ctx.member_bits.tolist()  # type: ignore[union-attr]
-        has_rack: list[bool] = ctx.has_rack.tolist()  # type: ignore[union-attr]
+        pbits, mbits, has_rack = ctx.members.rack_lists
         sizes = self.sizes
         left: list[int] = []
         for t, first, end in topic_runs(unassigned, self.ptopic):

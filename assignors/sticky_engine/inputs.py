@@ -110,6 +110,7 @@ class GroupTables:
         self._topic_flags: list[list[bool]] | None = None
         self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
         self._leader_codes: list[bytes] | None = None
+        self._rack_lists: tuple[list[int], list[int], list[bool]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -126,6 +127,18 @@ class GroupTables:
             codes = int32_codes(self.num_members)
             self._leader_codes = [codes[m] for m in self.leader_list]
         return self._leader_codes
+
+    @property
+    def rack_lists(self) -> tuple[list[int], list[int], list[bool]]:
+        """Rack logic's `partition_bits`, `member_bits` and `has_rack` as lists, for the general builder (empty
+        without rack logic; made on first use)."""
+        if self._rack_lists is None:
+            pbits, mbits, has_rack = self.partition_bits, self.member_bits, self.has_rack
+            if pbits is None or mbits is None or has_rack is None:
+                self._rack_lists = [], [], []
+            else:
+                self._rack_lists = pbits.tolist(), mbits.tolist(), has_rack.tolist()
+        return self._rack_lists
 
     @property
     def subscribed_topic(self) -> np.ndarray:
