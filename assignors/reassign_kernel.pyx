@@ -1,18 +1,19 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""`assignors.sticky_engine.general.SmallGeneralAssignmentBuilder.build` in C: Kafka's general assignment of a
-small group (keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
-revert rule) over C arrays. The Python builder and `Reassignment` are the spec and the pure fallback: each
-step below is theirs, in the same order, with the same tie-breaks (tests/assignors/test_reassign_kernel.py
-runs both side by side). Python ints in lists are what those steps paid for; here one call takes the group's
-topics, subscriptions and claims (the tables the Python steps read from `GroupTables.small_tables` are made
-here, cheaper than that property) and returns the owners as int32 bytes, which numpy reads without a copy.
+"""`assignors.sticky_engine.general.GeneralAssignmentBuilder.build` in C, without rack logic: Kafka's general
+assignment (keep owned, hand out the unassigned, `isBalanced`, `performReassignments` with `PartitionMovements`, the
+revert rule) over C arrays. The Python builder and `Reassignment` are the specification: each step below is theirs,
+in the same order, with the same tie-breaks (tests/assignors/test_general_kernel.py runs both side by side); where
+this kernel is built, `run_engine` runs it for every general group without rack logic. One call takes the group's
+topics, subscriptions and claims (the tables the Python steps read from `GroupTables.subscription_tables` are made
+here) and returns the owners and their places in Kafka's lists as int32 bytes, which numpy reads without a copy.
 
 Differences of representation only: holdings are a topic x member count table (the Python dicts' order is
 never read: `max` and counts), a member's held topics are the movable topics it holds a partition of
 (each one is updated independently, so the walk order does not matter), and a `HashSet` of moved
 partitions is the partitions of its topic recorded under its pair (each partition is in one set at most),
 with its capacity kept per set. A pass's start state (`PartitionMovements.order_key`) is serialised
-injectively (each set: topic, pair, capacity, length, elements in iteration order) and compared exactly."""
+injectively (each set: topic, pair, capacity, length, elements in iteration order) and compared exactly. Before
+any move, `isBalanced` is first asked over the sizes alone (no holdings counted when it holds)."""
 
 from libc.stdlib cimport malloc, realloc, free
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBUF_FORMAT, PyBuffer_Release, PyObject_GetBuffer
@@ -52,6 +53,7 @@ cdef class _Build:
     # the builder's state
     cdef int *owner
     cdef int *sizes
+    cdef int *base_stamp  # each partition's place in its owner's list before any move
     # `Reassignment`'s state
     cdef int *wowner
     cdef int *wsizes
@@ -538,15 +540,38 @@ cdef ll _balance_score(int *sizes, int *members, int n, int *scratch):
     return score - (1LL << 32) if score & 0x80000000LL else score
 
 
+cdef void _sift_down(ll *heap, int at, int n):
+    """Restore the min-heap order below `at` (`heapq`'s invariant; the keys are distinct)."""
+    cdef ll key = heap[at]
+    cdef int child
+    while True:
+        child = 2 * at + 1
+        if child >= n:
+            break
+        if child + 1 < n and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] >= key:
+            break
+        heap[at] = heap[child]
+        at = child
+    heap[at] = key
+
+
 cdef tuple _result(_Build b, int *owner, bint keep, list leader):
-    """`general_build`'s answer: `owner` (the builder's or the reassignment's), with the moves if kept."""
+    """`general_build`'s answer: `owner` (the builder's or the reassignment's) and the stamps, with the moves if
+    kept."""
     cdef bytes codes = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
     cdef bytes in_member_order = codes
+    cdef bytes stamps = PyBytes_FromStringAndSize(NULL, 4 * b.npart)
     cdef int *out
     cdef int *member
-    cdef list moved = [], stamps = []
     cdef int i, m
     memcpy(PyBytes_AS_STRING(codes), owner, 4 * b.npart)
+    out = <int *> PyBytes_AS_STRING(stamps)
+    memcpy(out, b.base_stamp, 4 * b.npart)
+    if keep:
+        for i in range(b.n_moved):
+            out[b.moved[i]] = b.stamp[b.moved[i]]
     if leader is not None:
         member = b.ints(b.nm)
         _fill(member, leader, b.nm)
@@ -555,11 +580,7 @@ cdef tuple _result(_Build b, int *owner, bint keep, list leader):
         for i in range(b.npart):
             m = owner[i]
             out[i] = member[m] if m >= 0 else -1
-    if keep:
-        for i in range(b.n_moved):
-            moved.append(b.moved[i])
-            stamps.append(b.stamp[b.moved[i]])
-    return codes, in_member_order, moved, stamps, b.err_pid, b.err_owner
+    return codes, in_member_order, stamps, b.err_pid, b.err_owner
 
 
 cdef int _read_topics(object topics, int *out, Py_ssize_t n) except -1:
@@ -593,18 +614,19 @@ cdef int _read_topics(object topics, int *out, Py_ssize_t n) except -1:
 
 def general_build(list own_by_member, list member_topics, list topics_by_name, list rank, list starts,
                   list topic_hash, list generations, list owned_lists, list leader):
-    """`SmallGeneralAssignmentBuilder.build` (members in the builder's order): the tables it reads from
-    `GroupTables.small_tables` are made here from `GroupSpec.member_topics`, `GroupTables.topics_by_name` (the
+    """`GeneralAssignmentBuilder.build` (members in the builder's order): the tables it reads from
+    `GroupTables.subscription_tables` are made here from `GroupSpec.member_topics`, `GroupTables.topics_by_name` (the
     subscribed topics in Java name order), `id_rank_list` and the topic starts and name hashes
     (`GroupTables.topic_lists`); the call's own inputs are `RoundContext`'s `own_by_member`, `generations` and
-    `owned_lists`; `leader`: `GroupTables.leader_list`, None when the builder's order is the member order. Returns
-    (the owner per global id as int32 bytes, in the builder's member indices and in member order, the moved
-    partitions and their stamps (lists), a partition whose fixed prevAssignment owner Java looked up or -1,
-    that partition's owner then): `_throw_fixed_prev` raises on it."""
+    `GroupSpec.owned_lists`; `leader`: `GroupTables.leader_list`, None when the builder's order is the member order.
+    Returns (the owner per global id as int32 bytes, in the builder's member indices and in member order, each
+    partition's place in its owner's list as int32 bytes, a partition whose fixed prevAssignment owner Java looked up
+    or -1, that partition's owner then): `build_in_kernel` raises `fixed_prev_error` on it."""
     cdef _Build b = _Build()
     cdef int nm = len(member_topics), nt = len(starts) - 1, npart = starts[nt], n_all = 0
     cdef int i, j, m, p, t, n, kept = 0, first, best, size, high, low, n_high, n_low, n_un, n_ma, n_subs = 0
-    cdef int n_active, top, max_gen, g, r, n_named = len(topics_by_name)
+    cdef int n_active, top, max_gen, g, r, n_named = len(topics_by_name), end
+    cdef ll *heap
     cdef bint revocation_required = False, initializing, performed, balanced
     cdef object topics
     cdef int *sorted_c
@@ -623,8 +645,8 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
     for m in range(nm):
         n_subs += len(member_topics[m])
     # an upper bound of what `take` hands out below (ints, long longs, chars, 8-byte rounding)
-    b.cap = (4 * (10 * nm + 3 * n_subs + 21 * npart + 17 * nt + <size_t> nt * nm + 40)
-             + 8 * (nt + 9 * npart + 16) + <size_t> nm * nt + 2 * nt + nm + 64 * 8)
+    b.cap = (4 * (10 * nm + 3 * n_subs + 22 * npart + 17 * nt + <size_t> nt * nm + 40)
+             + 8 * (nt + 9 * npart + nm + 17) + <size_t> nm * nt + 2 * nt + nm + 64 * 8)
     b.arena = <char *> malloc(b.cap)
     if b.arena == NULL:
         raise MemoryError()
@@ -639,7 +661,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
         b.thash[t] = topic_hash[t]
     b.rank = b.ints(nm)
     _fill(b.rank, rank, nm)
-    # `GroupTables._make_small_tables`: each member's topics (an array shared by members read once), their
+    # `GroupTables._make_subscription_tables`: each member's topics (an array shared by members read once), their
     # subscribers in member id order, each member's maximum size, and its subscribes flags (`topic_flags`)
     mt_at = b.ints(nm + 1)
     mt = b.ints(n_subs)
@@ -709,39 +731,64 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
         b.owner[p] = -1
     b.sizes = b.zeros(nm)
 
-    # `_keep_owned`
+    # step 2, `_assign_owned` (no rack logic)
+    b.base_stamp = b.zeros(npart)
     for m in range(nm):
         first = kept
         for p in <list> own_by_member[m]:
             if b.flags[<Py_ssize_t> m * nt + b.ptopic[p]]:
                 b.owner[p] = m
+                b.base_stamp[p] = kept
                 kept += 1
             else:
                 revocation_required = True
         b.sizes[m] += kept - first
     b.next_stamp = kept
     initializing = not kept
-    # `_unassigned`, `_assign_unassigned` (`_heap_fill` of each topic run: the least (size, id rank))
+    # step 3, and step 5 (`_assign_plain`): each topic run to the least (size, id rank), found by a scan of up
+    # to 32 subscribers (`_heap_fill`), of more by a heap of `key * subscribers + position`
     unassigned = b.ints(n_all)
     n_un = 0
     for i in range(n_all):
         if b.owner[sorted_c[i]] < 0:
             unassigned[n_un] = sorted_c[i]
             n_un += 1
-    for i in range(n_un):
-        p = unassigned[i]
-        t = b.ptopic[p]
-        if b.sub_at[t] == b.sub_at[t + 1]:
-            continue  # Java skips partitions of topics nobody can take
-        best = -1
-        for j in range(b.sub_at[t], b.sub_at[t + 1]):
-            m = b.subs[j]
-            if best < 0 or b.sizes[m] < b.sizes[best] or (b.sizes[m] == b.sizes[best] and b.rank[m] < b.rank[best]):
-                best = m
-        b.owner[p] = best
-        b.sizes[best] += 1
-        b.next_stamp += 1
-    # `_movable` (`GroupTables.small_movable`), `_spread`, `_balanced`
+    heap = b.lls(nm + 1)
+    i = 0
+    while i < n_un:
+        t = b.ptopic[unassigned[i]]
+        end = i
+        while end < n_un and b.ptopic[unassigned[end]] == t:
+            end += 1
+        first, n = b.sub_at[t], b.sub_at[t + 1] - b.sub_at[t]
+        if n == 0:  # Java skips partitions of topics nobody can take
+            i = end
+            continue
+        if n > 32:
+            for j in range(n):
+                m = b.subs[first + j]
+                heap[j] = (<ll> b.sizes[m] * nm + b.rank[m]) * n + j
+            for j in range(n // 2 - 1, -1, -1):
+                _sift_down(heap, j, n)
+        for i in range(i, end):
+            p = unassigned[i]
+            if n > 32:
+                best = b.subs[first + <int> (heap[0] % n)]
+                heap[0] += <ll> nm * n
+                _sift_down(heap, 0, n)
+            else:
+                best = -1
+                for j in range(first, first + n):
+                    m = b.subs[j]
+                    if best < 0 or b.sizes[m] < b.sizes[best] or (
+                            b.sizes[m] == b.sizes[best] and b.rank[m] < b.rank[best]):
+                        best = m
+            b.owner[p] = best
+            b.base_stamp[p] = b.next_stamp
+            b.sizes[best] += 1
+            b.next_stamp += 1
+        i = end
+    # `_movable`, `isBalanced`'s first test, and `isBalanced` before any move
     movable_all = b.ints(n_all)
     n_ma = 0
     for i in range(n_all):
@@ -797,7 +844,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
     if balanced:
         return _result(b, b.owner, 0, leader)
 
-    # `_prev_assignment`, `_fix_prev`
+    # step 1, `prev_assignment`, and the fixed prevAssignment owners (`Reassignment.__init__`)
     b.prev = b.ints(npart)
     prev_gen = b.ints(npart)
     for p in range(npart):
@@ -894,7 +941,7 @@ def general_build(list own_by_member, list member_topics, list topics_by_name, l
     b.with_prev = b.ints(npart)
     b.state = b.lls(5 * npart + 8)  # 4 per set and 1 per recorded partition
 
-    # `GeneralAssignmentBuilder.build`'s passes and the revert rule
+    # `GeneralAssignmentBuilder._balance`'s passes and the revert rule
     scratch = b.ints(nm)
     before = _balance_score(b.sizes, active, n_active, scratch)
     if not revocation_required:

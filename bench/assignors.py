@@ -9,7 +9,8 @@ steady state of a service or a replay loop) and cold (`assignors.pairs.clear()` 
 of a process, or `owned` read from JSON); see `assignors/pairs.py`.
 
 Scenarios follow Kafka's own large tests: 1M partitions (500 topics x 2000) with 2000 members fresh
-and after one member leaves; 100 topics x 100 partitions with 1000 members each on a random half of
+and after one member leaves, with every member on every topic and with each on a random half of them (the
+sticky engine's general build); 100 topics x 100 partitions with 1000 members each on a random half of
 the topics, fresh and after 10% leave; and 10k partitions x 100 members, the size where kafka-python
 is still usable. kafka-python is skipped where one of its runs takes minutes: everywhere on the 1M
 groups, and for sticky/cooperative-sticky on the 1000-member groups (100 members already take > 3 min).
@@ -113,6 +114,10 @@ def scenarios(quick: bool) -> list[Scenario]:
     name = f"halves {len(topics)}x{halves[1]} x {len(members)}"
     out.append(Scenario(f"{name} fresh", topics, members, [], peers))
     out.append(Scenario(f"{name} 10% leave", topics, members, gone, peers))
+    topics, members = halves_group(*big)  # the general build at scale: subscriptions differ
+    name = f"halves {len(topics)}x{big[1]} x {len(members)}"
+    out.append(Scenario(f"{name} fresh", topics, members, [], frozenset()))
+    out.append(Scenario(f"{name} one leaves", topics, members, [next(iter(members))], frozenset()))
     topics, members = uniform_group(*big)
     label = "1M" if not quick else str(sum(topics.values()))
     peers = ALL_PEERS if quick else frozenset()

@@ -1,17 +1,14 @@
-"""Kafka's `performReassignments` (with `isBalanced`, `PartitionMovements` and the balance-score revert rule):
-the general builder's move loop, for every group size."""
+"""Kafka's `performReassignments` (with `isBalanced`, `reassignPartition`, `PartitionMovements` and
+`getBalanceScore`): the general builder's move loop (`assignors.sticky_engine.general`), over Python lists."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING
 
-import numpy as np
+from assignors.errors import KafkaAssignorError
+from assignors.model import GroupSpec
+from assignors.sticky_engine.inputs import RoundContext
 
-if TYPE_CHECKING:
-    from assignors.sticky_engine.general import GeneralAssignmentBuilder
-
-_INDEX_HOLDINGS = 1 << 12  # `Reassignment` indexes holdings with numpy above this many movable partitions
 FIXED_PREV = -2  # prevAssignment owner that Java's move loop can no longer look up (NullPointerException)
 
 
@@ -124,16 +121,6 @@ class PartitionMovements:
                 self._add(pid, t, first * self.k + new)
 
 
-def _extremes(
-    op: np.ufunc, values: np.ndarray, topic: np.ndarray, topics: np.ndarray, n_topics: int
-) -> tuple[list[int], list[int]]:
-    """Per topic (lists over all `n_topics`, 0 for those not in `topics`): the largest or least (`op`) of
-    `values`, grouped by their `topic` (sorted; every one of `topics` has some), and how many are at it."""
-    extreme = np.zeros(n_topics, dtype=np.int64)
-    extreme[topics] = op.reduceat(values, np.searchsorted(topic, topics))
-    return extreme.tolist(), np.bincount(topic[values == extreme[topic]], minlength=extreme.size).tolist()
-
-
 def balance_score(sizes: list[int]) -> int:
     """Java's `getBalanceScore` (sum of |a - b| over member pairs), with its int overflow (the sum modulo
     2^32 is the same however Java's int additions wrapped on the way)."""
@@ -146,12 +133,40 @@ def balance_score(sizes: list[int]) -> int:
     return score - (1 << 32) if score & 0x80000000 else score
 
 
+def topic_runs(ids: list[int], partition_topic: list[int]) -> list[tuple[int, int, int]]:
+    """`ids` cut where their topic changes: (topic, first position, end position) per run."""
+    runs: list[tuple[int, int, int]] = []
+    if not ids:
+        return runs
+    first, t = 0, partition_topic[ids[0]]
+    for j in range(len(ids)):
+        u = partition_topic[ids[j]]
+        if u != t:
+            runs.append((t, first, j))
+            first, t = j, u
+    runs.append((t, first, len(ids)))
+    return runs
+
+
+def fixed_prev_error(spec: GroupSpec, pid: int, owner: int, prev: int, prev_gen: int) -> KafkaAssignorError:
+    """Java's `performReassignments` reads `currentAssignment.get(prev).size()` for a partition with a
+    prevAssignment entry; a prev owner that cannot take part in the reassignment (it has all it can get and
+    nothing movable) was taken out of currentAssignment, hence a NullPointerException."""
+    topic = spec.topic_names[int(spec.partition_topic[pid])]
+    return KafkaAssignorError(
+        "java.lang.NullPointerException",
+        None,
+        f"partition {topic}-{int(spec.partition_number[pid])} (now with {spec.member_ids[owner]!r}) "
+        f"was owned by {spec.member_ids[prev]!r} in generation {prev_gen}, an older one than the "
+        f"group's newest; {spec.member_ids[prev]!r} holds all the partitions it can get and none that can move, "
+        "so Kafka's sticky engine has taken it out of its current assignment before looking it up there",
+    )
+
+
 class Reassignment:
     """Java's `performReassignments` (its passes and moves, `reassignPartition`, `processPartitionMovement`)
-    and the `isBalanced` it asks before each partition, on Python lists for every group size: a move
-    changes two members' sizes, which no numpy call would pay back, and the steps that scale with the
-    group are vectorised setup. A move costs in proportion to the topics of the two members involved;
-    a pass looks only at the partitions that can move (see `_pass`).
+    and the `isBalanced` it asks before each partition, over Python lists. A move costs in proportion to the
+    topics of the two members involved; a pass looks only at the partitions that can move (see `_pass`).
 
     `isBalanced` (post KAFKA-15106) is false iff some member of `currentAssignment` whose size is not
     its maximum (`getMaxAssignmentSize`) subscribes to a topic a partition of which is held by a member
@@ -175,35 +190,37 @@ class Reassignment:
     "is there a better-suited consumer": one with 2+ less than the partition's owner.
 
     Holdings are kept both ways: per topic its holders with the partitions each holds (`holders`), per
-    member the topics it holds (`held`, walked for `most`). A small group counts them all up front; a big
-    one indexes them with numpy and builds only those of the topics and members moves touch.
+    member the topics it holds (`held`, walked for `most`).
 
-    Moves work on copies: `keep` writes them back, otherwise Java's revert rule undid them."""
+    Moves work on copies of the builder's `owner` and `sizes`; `stamp` holds each moved partition's place in
+    Java's lists (appended last). The builder keeps them, or Java's revert rule drops them."""
 
     def __init__(
-        self, builder: GeneralAssignmentBuilder, movable_all: np.ndarray | list[int], active: list[int], prev: list[int]
+        self, ctx: RoundContext, owner: list[int], sizes: list[int], max_size: list[int], next_stamp: int,
+        active: list[int], prev_owner: list[int], prev_gen: list[int],
     ) -> None:
-        ctx = builder.ctx
-        spec = ctx.spec
-        self.b = builder
+        self.ctx = ctx
         self.active = active  # Java's currentAssignment: members not set aside as fixed
         starts, _, topic_hash = ctx.members.topic_lists
         self.movements = PartitionMovements(starts, topic_hash, ctx.num_members)
-        self.owner, self.sizes, self.max_size = builder.lists()
-        self.prev = prev  # prevAssignment owner per global id (-1: none, `FIXED_PREV`)
+        self.owner, self.sizes, self.max_size = owner[:], sizes[:], max_size
+        self.ptopic = ctx.members.subscription_tables[4]
+        # KIP-341's prevAssignment per global id: its owner (-1: none) and generation; `prev` has `FIXED_PREV` for
+        # an owner outside currentAssignment (flags: cheaper than a set of the members in it)
+        self.prev_owner, self.prev_gen = prev_owner, prev_gen
+        current = [False] * ctx.num_members
+        for m in active:
+            current[m] = True
+        self.prev = [m if m < 0 or current[m] else FIXED_PREV for m in prev_owner]
         self.stamp: dict[int, int] = {}  # moved partition -> its place in Java's lists (appended last)
-        self.next_stamp = builder.next_stamp
-        n_topics = len(spec.topic_names)
+        self.next_stamp = next_stamp
+        n_topics = len(ctx.spec.topic_names)
         # subscribers in member id order (the least loaded by (size, id) is the first one at the least size),
         # and the movable topics each member subscribes to
         topics, self.subs, self.movable_of = ctx.members.movable_tables
         self.holders: dict[int, dict[int, int]] = {}  # topic -> holder -> partitions held
-        # member -> movable topics held (None: not built yet); lists, walked in order
-        self.held: list[list[int] | None] = [None] * len(self.sizes)
-        if len(movable_all) > _INDEX_HOLDINGS:
-            self._index_holdings(movable_all)  # type: ignore[arg-type]  # numpy's: small groups index nothing
-        else:
-            self._count_holdings(topics)
+        self.held: list[list[int]] = [[] for _ in sizes]  # member -> movable topics held, walked in order
+        self._count_holdings(topics)
         self.n_full = [0] * n_topics
         sizes, max_size = self.sizes, self.max_size
         for m in range(len(sizes)):
@@ -223,14 +240,12 @@ class Reassignment:
 
     def _count_holdings(self, topics: list[int]) -> None:
         """Holders, largest holders and least subscribers of every movable topic, and every member's held
-        topics, counted over Python lists (a small group: cheaper than numpy's calls)."""
-        starts, counts, _ = self.b.ctx.members.topic_lists
-        owner, sizes, subs = self.owner, self.sizes, self.subs
+        topics."""
+        starts, counts, _ = self.ctx.members.topic_lists
+        owner, sizes, subs, held = self.owner, self.sizes, self.subs, self.held
         n_topics = len(counts)
         self.most, self.n_most = [0] * n_topics, [0] * n_topics
         self.least, self.n_least = [0] * n_topics, [0] * n_topics
-        held: list[list[int]] = [[] for _ in sizes]
-        self.held = held  # type: ignore[assignment]  # all built
         count = [0] * len(sizes)  # counted in a list, then moved to the dict in first-holding order
         # extremes kept in the loops (no list per topic for `max`/`min` and `count`)
         for t in topics:
@@ -266,31 +281,6 @@ class Reassignment:
                     n_low += 1
             self.least[t], self.n_least[t] = low, n_low
 
-    def _index_holdings(self, movable_all: np.ndarray) -> None:
-        """Largest holders of every movable topic with numpy, and the (topic, holder) pairs of the movable
-        partitions (all assigned) with the partitions each holds, in topic then member order and as each
-        member's topics: `_holders` and `_held` build from them only the topics and members moves touch
-        (a big group's move touches two members of hundreds of topics each, which a dict per topic looked up
-        per member would cost more than all the moves)."""
-        b = self.b
-        n_topics, n_members = len(b.ctx.spec.topic_names), b.ctx.num_members
-        codes = np.sort(b.ctx.partition_topic[movable_all].astype(np.int64) * n_members + b.owner[movable_all])
-        first = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-        pair_topic, pair_member = np.divmod(codes[first], n_members)
-        self.pair_member, self.pair_count = pair_member, np.diff(first, append=codes.size)
-        pair_at = np.searchsorted(pair_topic, np.arange(n_topics + 1))
-        self.pair_at: list[int] = pair_at.tolist()
-        by_member = np.sort(pair_member * n_topics + pair_topic)
-        self.held_flat: list[int] = (by_member % n_topics).tolist()
-        self.held_at: list[int] = np.searchsorted(by_member, np.arange(n_members + 1) * n_topics).tolist()
-        movable = b.num_subs >= 2
-        topics = np.flatnonzero(movable)
-        self.most, self.n_most = _extremes(np.maximum, b.sizes[pair_member], pair_topic, topics, n_topics)
-        movable_sub = np.repeat(movable, b.num_subs)
-        sub_topic = np.repeat(np.arange(n_topics), b.num_subs)[movable_sub]
-        sub_sizes = b.sizes[b.sub_by_topic[movable_sub]]
-        self.least, self.n_least = _extremes(np.minimum, sub_sizes, sub_topic, topics, n_topics)
-
     def _breaks(self, t: int) -> bool:
         """Does topic t break `isBalanced`: a holder with 2+ more than a subscriber not at its maximum?"""
         most = self.most[t]
@@ -306,21 +296,7 @@ class Reassignment:
                 low = size
         return most > low + 1
 
-    def _holders(self, t: int) -> dict[int, int]:
-        holders = self.holders.get(t)
-        if holders is None:  # no partition of t has moved so far: its holders are the ones before any move
-            a, b = self.pair_at[t], self.pair_at[t + 1]
-            members, counts = self.pair_member[a:b].tolist(), self.pair_count[a:b].tolist()
-            holders = self.holders[t] = dict(zip(members, counts, strict=True))
-        return holders
-
-    def _held(self, m: int) -> list[int]:
-        held = self.held[m]
-        if held is None:  # untouched so far: its holdings are the ones before any move
-            held = self.held[m] = self.held_flat[self.held_at[m] : self.held_at[m + 1]]
-        return held
-
-    def perform(self, partitions: np.ndarray | list[int]) -> bool:
+    def perform(self, partitions: list[int]) -> bool:
         """Java's `performReassignments`: passes over `partitions` until balanced or a pass moves nothing,
         cut short when a pass would start from a state an earlier pass started from (Java would repeat
         those passes forever, see the module docstring). The movement records and their `HashSet` orders
@@ -329,10 +305,12 @@ class Reassignment:
         usually starts where the first one balanced the group), so nothing needs setting up."""
         if not len(partitions) or not self.unbalanced:
             return False
-        parts, runs, with_prev = self.b.scan(partitions)  # type: ignore[arg-type]
+        prev = self.prev
+        runs = topic_runs(partitions, self.ptopic)
+        with_prev = [j for j in range(len(partitions)) if prev[partitions[j]] != -1]
         performed = False
         seen = {self._state()}
-        while self._pass(parts, runs, with_prev):
+        while self._pass(partitions, runs, with_prev):
             performed = True
             if not self.unbalanced:
                 break  # the next pass would stop at its first partition
@@ -385,7 +363,7 @@ class Reassignment:
         back = self.prev[p]
         if back != -1:
             if back == FIXED_PREV:
-                self.b._throw_fixed_prev(p, owner[p])
+                raise fixed_prev_error(self.ctx.spec, p, owner[p], self.prev_owner[p], self.prev_gen[p])
             if size > sizes[back] + 1:
                 return back
         if size > limit:
@@ -417,17 +395,10 @@ class Reassignment:
         so, sn = sizes[old], sizes[new]
         down, up = so - 1, sn + 1
         held = self.held
-        held_old = held[old]
-        if held_old is None:
-            held_old = self._held(old)
-        held_new = held[new]
-        if held_new is None:
-            held_new = self._held(new)
+        held_old, held_new = held[old], held[new]
         most, n_most = self.most, self.n_most
         changed = [t]  # may repeat a topic: judging one is idempotent, cheaper than a set
-        holders = self.holders.get(t)
-        if holders is None:
-            holders = self._holders(t)
+        holders = self.holders[t]
         recount = False
         n = holders[old]
         if n == 1:  # old leaves the topic's holders
@@ -520,18 +491,8 @@ class Reassignment:
             if self.at_size[size] == 1:
                 n = self.n_most[t] = 1
             else:
-                n = self.n_most[t] = list(map(self.sizes.__getitem__, self._holders(t))).count(size)
+                n = self.n_most[t] = list(map(self.sizes.__getitem__, self.holders[t])).count(size)
         return n
 
     def balance_score(self) -> int:
         return balance_score([self.sizes[m] for m in self.active])
-
-    def keep(self) -> None:
-        """Write the moves back to the builder."""
-        if not self.stamp:
-            return
-        b = self.b
-        moved = list(self.stamp)
-        b.set_moved(moved, [self.owner[q] for q in moved], list(self.stamp.values()))
-        b.sizes[:] = self.sizes
-        b.next_stamp = self.next_stamp

@@ -4,10 +4,10 @@ The Java engine works on `TopicPartition` objects, hash maps and a `TreeSet` of 
 and partitions are indices (global partition ids, see `assignors.model`). The constrained builder's
 specification works on Python lists (`ConstrainedAssignmentBuilder`), and groups past `_SMALL_GROUP` partitions
 take its bulk steps over numpy arrays (`BulkConstrainedAssignmentBuilder`), so that 1M partitions x 2000 members
-takes well under a second. The general builder runs on numpy arrays, and groups of up to `_SMALL_GROUP`
-partitions without rack logic (a replay's usual group) take its steps on Python lists
-(`SmallGeneralAssignmentBuilder`), where numpy's per-call overhead would dominate (where built, a C kernel,
-`assignors/reassign_kernel.pyx`, runs those steps in one call). Every rule, tie-break and iteration order that
+takes well under a second. The general builder's specification works on Python lists too
+(`GeneralAssignmentBuilder`); where built, its C mirror (`assignors/reassign_kernel.pyx`) runs the same steps in
+one call for every group without rack logic. `_run_engine` is the one place that picks a representation.
+Every rule, tie-break and iteration order that
 shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
@@ -16,13 +16,12 @@ shows in Kafka's result is reproduced (what is and is not modelled: docs/assigno
 * constrained builder (identical subscriptions): owned partitions sorted by (partition, topic) kept up
   to the quotas in member order, the rack-aware round robin, then Java's iterator-driven round robin,
   computed a block of identical rounds at a time; `partitionsTransferringOwnership` as Kafka fills it;
-* general builder: prevAssignment (KIP-341), "least loaded subscriber by (size, member id)" computed
-  per topic as water-filling, fixed topics/members, `performReassignments` with the post KAFKA-15106
+* general builder: prevAssignment (KIP-341), "least loaded subscriber by (size, member id)" found by a
+  heap per topic, fixed topics/members, `performReassignments` with the post KAFKA-15106
   `isBalanced` (re-evaluated only after a move, the only time its answer can change), Java's
   partition-movement bookkeeping (including which element a Java `HashSet<TopicPartition>` yields
-  first) and the balance-score revert rule (with Java's int overflow). One move loop for every group
-  size, over Python lists (a move changes two members' sizes: no numpy call pays back), with Java's
-  `isBalanced` kept move by move (`Reassignment`).
+  first) and the balance-score revert rule (with Java's int overflow), with Java's `isBalanced` kept
+  move by move (`Reassignment`).
 
 Members are taken in the leader's Java `HashMap` iteration order of the subscriptions
 (`GroupSpec.leader_order`, computed from `spec.member_ids`, the order the leader received them): the
@@ -50,14 +49,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from assignors.compiled import kernel
 from assignors.model import GroupSpec, owner_of
 from assignors.spec import INT32
 from assignors.sticky_engine.constrained import ConstrainedAssignmentBuilder
 from assignors.sticky_engine.constrained_bulk import BulkConstrainedAssignmentBuilder
-from assignors.sticky_engine.general import GeneralAssignmentBuilder, SmallGeneralAssignmentBuilder
+from assignors.sticky_engine.general import GeneralAssignmentBuilder, GeneralOutcome, build_in_kernel
 from assignors.sticky_engine.inputs import EMPTY, NOBODY, GroupTables, RoundContext, owner_codes
 
 _MEMO_PARTITIONS = 1 << 16  # run_engine reuses results up to this many partitions
+# the general builder in C (`assignors/reassign_kernel.pyx`; None: not built, or the pure-Python run), for groups
+# whose topic x member tables (5 bytes a cell) stay within this many cells
+_GENERAL_KERNEL = kernel("assignors.reassign_kernel")
+_KERNEL_TABLE_CELLS = 1 << 25
 
 
 class EngineResult:
@@ -137,22 +141,24 @@ class _ListedResult(EngineResult):
 
 
 class _GeneralResult(EngineResult):
-    """The general path's result, read from its builder on first use: `assign` wants the per-member lists
-    (sorted by owner and stamp), the streaming state machine only the owners, which the builder holds."""
+    """The general path's result, read from its build's outcome on first use: `assign` wants the per-member lists
+    (sorted by owner and stamp), the streaming state machine only the owners, which the outcome holds."""
 
     general = True
 
-    def __init__(self, spec: GroupSpec, builder: GeneralAssignmentBuilder, leader_order: np.ndarray | None) -> None:
+    def __init__(self, spec: GroupSpec, outcome: GeneralOutcome, leader_order: np.ndarray | None) -> None:
         super().__init__(spec, None, None, None)
-        self._builder = builder
+        self.num_members = spec.num_members
+        self._outcome = outcome
         self._leader_order = leader_order  # None: the builder's members are in member order
 
     def _make_assignment(self) -> list[np.ndarray]:
-        return _read_only(_in_member_order(self._builder.result(), self._leader_order))
+        lists = self._outcome.lists(self.num_members)
+        return _read_only(_in_member_order(lists, self._leader_order))
 
     def _make_owners(self) -> np.ndarray:
-        """`EngineResult.owners` straight from the builder's owner per global id."""
-        return self._builder.owners(self._leader_order)
+        """`EngineResult.owners` straight from the outcome's owner per global id, in member order."""
+        return self._outcome.member_owner
 
 
 def run_engine(spec: GroupSpec, *, prefer_rack_aware: bool = False) -> EngineResult:
@@ -217,9 +223,14 @@ def _run_engine(spec: GroupSpec, members: GroupTables, generations: list[int]) -
     if ctx.all_equal and ctx.phantom_claims:
         ConstrainedAssignmentBuilder(ctx, ctx.phantom_claims).probe()
     if not ctx.all_equal:
-        builder = SmallGeneralAssignmentBuilder(ctx) if members.small else GeneralAssignmentBuilder(ctx)
-        builder.build()
-        return _GeneralResult(spec, builder, order)
+        # the one place that picks the general builder's representation: the C kernel where built (it has no
+        # rack logic), else the specification's lists
+        cells = len(spec.topic_names) * spec.num_members
+        if _GENERAL_KERNEL is not None and not ctx.rack_on and cells <= _KERNEL_TABLE_CELLS:
+            outcome = build_in_kernel(_GENERAL_KERNEL, ctx)
+        else:
+            outcome = GeneralAssignmentBuilder(ctx).build()
+        return _GeneralResult(spec, outcome, order)
     # the one place that picks the constrained builder's representation: the spec's lists, numpy's past their size
     listed = members.listed_constrained
     constrained = ConstrainedAssignmentBuilder(ctx) if listed else BulkConstrainedAssignmentBuilder(ctx)

@@ -14,9 +14,13 @@ from assignors.model import GroupSpec, rack_aware_enabled, topic_blocks
 from assignors.spec import INT32, int32_codes
 
 EMPTY = np.zeros(0, dtype=np.int64)
-# `GroupTables.small`: plain-Python steps up to this many partitions (random groups of 10-24 members: even with
-# the numpy steps at about 250 partitions, 20-30 % slower at 500, 20-30 % faster at 60-120)
+# `GroupTables.small`: claims read as lists, and the constrained builder's list steps, up to this many partitions
+# (random groups of 10-24 members: even with the numpy steps at about 250 partitions, 20-30 % slower at 500,
+# 20-30 % faster at 60-120)
 _SMALL_GROUP = 200
+# `GroupTables.subscription_tables`: subscribers per topic, topics per member, maximum sizes, `sortedAllPartitions`,
+# each partition's topic
+SubscriptionTables = tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]
 NOBODY = (-1).to_bytes(4, sys.byteorder, signed=True)  # the int32 owner code of nobody (`owner_array`)
 
 
@@ -94,21 +98,19 @@ class GroupTables:
         self.id_rank_list = _java_string_ranks(spec.member_ids)  # member -> its rank by member id
         self._rack_info()
         self.all_equal = self._all_subscriptions_equal()
-        # plain-Python steps below this size (rack logic keeps numpy's): numpy's per-call overhead dominates
+        # a round's claims as lists below this size (rack logic: as arrays): numpy's per-call overhead dominates
         self.small = self.num_partitions <= _SMALL_GROUP and not self.rack_on
         # the constrained builder's list steps (the spec) up to this size, rack logic included; numpy's above
         self.listed_constrained = self.num_partitions <= _SMALL_GROUP
         # the builders' tables, made on first use by the properties below (None until then; see `EngineResult`)
-        self._id_rank: np.ndarray | None = None
         self._topic_name_pos: np.ndarray | None = None
         self._name_ordered: np.ndarray | None = None
-        self._subscriber_tables: tuple | None = None
-        self._small_tables: tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]] | None = None
+        self._subscription_tables: SubscriptionTables | None = None
         self._movable_tables: tuple[list[int], list[list[int]], list[list[int]]] | None = None
         self._topic_flags: list[list[bool]] | None = None
-        self._small_movable: tuple[list[bool], list[int], list[bool]] | None = None
         self._topic_lists: tuple[list[int], list[int], list[int]] | None = None
         self._leader_codes: list[bytes] | None = None
+        self._rack_lists: tuple[list[int], list[int], list[bool]] | None = None
 
     def in_leader_order(self, spec: GroupSpec) -> GroupSpec:
         """A round of these topics and members (`spec`, in member order) in the leader's order."""
@@ -127,18 +129,23 @@ class GroupTables:
         return self._leader_codes
 
     @property
+    def rack_lists(self) -> tuple[list[int], list[int], list[bool]]:
+        """Rack logic's `partition_bits`, `member_bits` and `has_rack` as lists, for the general builder (empty
+        without rack logic; made on first use)."""
+        if self._rack_lists is None:
+            pbits, mbits, has_rack = self.partition_bits, self.member_bits, self.has_rack
+            if pbits is None or mbits is None or has_rack is None:
+                self._rack_lists = [], [], []
+            else:
+                self._rack_lists = pbits.tolist(), mbits.tolist(), has_rack.tolist()
+        return self._rack_lists
+
+    @property
     def subscribed_topic(self) -> np.ndarray:
         """Per topic: does somebody subscribe to it (`subscribed_list` as an array, for the numpy steps)."""
         if self._subscribed_topic is None:
             self._subscribed_topic = np.array(self.subscribed_list, dtype=bool)
         return self._subscribed_topic
-
-    @property
-    def id_rank(self) -> np.ndarray:
-        """`id_rank_list` as an array, for the numpy steps (small groups never ask)."""
-        if self._id_rank is None:
-            self._id_rank = np.array(self.id_rank_list, dtype=np.int64)
-        return self._id_rank
 
     @property
     def topic_name_pos(self) -> np.ndarray:
@@ -191,40 +198,16 @@ class GroupTables:
         return self._name_ordered
 
     @property
-    def subscriber_tables(self) -> tuple:
-        """`GeneralAssignmentBuilder`'s tables (see there)."""
-        if self._subscriber_tables is None:
-            self._subscriber_tables = self._make_subscriber_tables()
-        return self._subscriber_tables
+    def subscription_tables(self) -> SubscriptionTables:
+        """The general builder's tables: per topic its subscribers in member id order (Java's
+        `topic2AllPotentialConsumers`, ordered for `sortedCurrentSubscriptions`' ties), per member its topics
+        (`consumer2AllPotentialTopics`), each member's maximum size (`getMaxAssignmentSize`), all subscribed
+        partitions with topics by (subscriber count, name) (`sortedAllPartitions`); and each partition's topic."""
+        if self._subscription_tables is None:
+            self._subscription_tables = self._make_subscription_tables()
+        return self._subscription_tables
 
-    def _make_subscriber_tables(self) -> tuple:
-        spec = self.spec
-        m = self.num_members
-        n_topics = len(spec.topic_names)
-        sub_topic = np.concatenate(spec.member_topics).astype(np.int64)
-        sub_member = np.repeat(np.arange(m, dtype=np.int64), [t.size for t in spec.member_topics])
-        by_topic = np.lexsort((self.id_rank[sub_member], sub_topic))  # then by member id, for `Reassignment`
-        num_subs = np.bincount(sub_topic, minlength=n_topics)
-        sub_by_topic = sub_member[by_topic]
-        bounds = [0, *np.cumsum(num_subs).tolist()]
-        topic_subs = [sub_by_topic[a:b] for a, b in itertools.pairwise(bounds)]
-        sub_codes = np.sort(sub_member * n_topics + sub_topic)
-        max_size = np.bincount(sub_member, weights=spec.topic_sizes[sub_topic], minlength=m).astype(np.int64)
-        counts = num_subs.tolist()
-        keys = {t: (counts[t], java_string_key(spec.topic_names[t])) for t in self.topics_by_name}
-        sorted_all = topic_blocks(spec, sorted(self.topics_by_name, key=keys.__getitem__))
-        return num_subs, sub_by_topic, topic_subs, sub_codes, max_size, sorted_all
-
-    @property
-    def small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
-        """`subscriber_tables` as lists, for `SmallGeneralAssignmentBuilder`: per topic its subscribers in member id
-        order, per member its topics, each member's maximum size, all subscribed partitions (topics by
-        (subscriber count, name)); and each partition's topic."""
-        if self._small_tables is None:
-            self._small_tables = self._make_small_tables()
-        return self._small_tables
-
-    def _make_small_tables(self) -> tuple[list[list[int]], list[list[int]], list[int], list[int], list[int]]:
+    def _make_subscription_tables(self) -> SubscriptionTables:
         spec = self.spec
         subs: list[list[int]] = [[] for _ in spec.topic_names]
         sizes: list[int] = spec.topic_sizes.tolist()  # typed lists: native loops and indexing when compiled
@@ -257,14 +240,14 @@ class GroupTables:
 
     @property
     def topic_flags(self) -> list[list[bool]]:
-        """Per member (`small_tables`' order), per topic: does it subscribe? `SmallGeneralAssignmentBuilder._keep_owned`
-        asks it per owned partition, where `in` the member's topics compared them one by one. Members
-        sharing a subscription share its flags."""
+        """Per member, per topic: does it subscribe? `GeneralAssignmentBuilder._assign_owned` asks it per owned
+        partition, where `in` the member's topics compared them one by one. Members sharing a subscription share
+        its flags."""
         if self._topic_flags is None:
             n_topics = len(self.spec.topic_names)
             shared: dict[int, list[bool]] = {}
             flags: list[list[bool]] = []
-            for topics in self.small_tables[1]:
+            for topics in self.subscription_tables[1]:
                 row = shared.get(id(topics))
                 if row is None:
                     row = shared[id(topics)] = [False] * n_topics
@@ -273,25 +256,6 @@ class GroupTables:
                 flags.append(row)
             self._topic_flags = flags
         return self._topic_flags
-
-    @property
-    def small_movable(self) -> tuple[list[bool], list[int], list[bool]]:
-        """For `SmallGeneralAssignmentBuilder._movable`: per topic, has it two or more subscribers; the partitions of
-        those topics in `small_tables`' order (read-only: shared by the event's rounds); and per member, does
-        it subscribe to such a topic with partitions, i.e. hold a movable partition when at its maximum."""
-        if self._small_movable is None:
-            subs, topics_of, _, sorted_all, ptopic = self.small_tables
-            movable = [len(ms) >= 2 for ms in subs]
-            sizes: list[int] = self.spec.topic_sizes.tolist()
-            reaching: list[bool] = []
-            for ts in topics_of:
-                flag = False
-                for t in ts:
-                    if movable[t] and sizes[t]:
-                        flag = True
-                reaching.append(flag)
-            self._small_movable = movable, [p for p in sorted_all if movable[ptopic[p]]], reaching
-        return self._small_movable
 
     @property
     def topic_lists(self) -> tuple[list[int], list[int], list[int]]:
@@ -312,23 +276,10 @@ class GroupTables:
         return self._movable_tables
 
     def _make_movable_tables(self) -> tuple[list[int], list[list[int]], list[list[int]]]:
-        if self.small:
-            subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in self.small_tables[0]]
-            movable = [sorted([t for t in topics if subs[t]]) for topics in self.small_tables[1]]  # no generator
-            return [t for t, ms in enumerate(subs) if ms], subs, movable
-        num_subs, sub_by_topic, _, sub_codes, _, _ = self.subscriber_tables
-        n_topics = len(self.spec.topic_names)
-        movable_topic = num_subs >= 2
-        topics = np.flatnonzero(movable_topic).tolist()
-        flat = sub_by_topic.tolist()
-        bounds = [0, *np.cumsum(num_subs).tolist()]
-        subs = [[] for _ in range(n_topics)]
-        for t in topics:
-            subs[t] = flat[bounds[t] : bounds[t + 1]]
-        codes = sub_codes[movable_topic[sub_codes % n_topics]]  # member * n_topics + topic, sorted
-        topics_at = np.searchsorted(codes // n_topics, np.arange(self.num_members + 1)).tolist()
-        flat = (codes % n_topics).tolist()
-        return topics, subs, [flat[a:b] for a, b in itertools.pairwise(topics_at)]
+        tables = self.subscription_tables
+        subs: list[list[int]] = [ms if len(ms) >= 2 else [] for ms in tables[0]]
+        movable = [sorted([t for t in topics if subs[t]]) for topics in tables[1]]  # no generator
+        return [t for t, ms in enumerate(subs) if ms], subs, movable
 
 
 class RoundContext:
@@ -338,8 +289,11 @@ class RoundContext:
     def __init__(self, spec: GroupSpec, members: GroupTables, generations: list[int]) -> None:
         self.spec = spec
         self.members = members
-        self._own_ids: np.ndarray | None = None  # None: made from `own_by_member` on first use
+        # the claims kept by the pre-pass: flat arrays (None: made from the lists on first use) and one list per
+        # member (None: made from the arrays on first use)
+        self._own_ids: np.ndarray | None = None
         self._own_members: np.ndarray | None = None
+        self._own_by_member: list[list[int]] | None = None
         self.prefer_rack_aware = members.prefer_rack_aware
         self.num_members, self.num_partitions = members.num_members, members.num_partitions
         self.partition_topic = members.partition_topic
@@ -360,31 +314,25 @@ class RoundContext:
     def subscribed_topic(self) -> np.ndarray:
         return self.members.subscribed_topic
 
-    @property
-    def id_rank(self) -> np.ndarray:
-        return self.members.id_rank
-
     def _recover_owned(self) -> None:
         """Owned partitions after dropping unknown topics and resolving conflicting claims, as flat
-        arrays in member order then claim order (`own_ids`, `own_members`); on small groups as one list per
-        member (`own_by_member`), what their builders read per member, the arrays made only if asked for."""
+        arrays in member order then claim order (`own_ids`, `own_members`), or on small groups as one list per
+        member (`own_by_member`); either is made from the other if asked for."""
         spec = self.spec
         self.multi: np.ndarray | None = None
-        self.owned_lists: list[list[int]] = []  # small groups: `spec.owned_lists` (none: nothing owned)
         small = self.members.small
         by_member: list[list[int]] = spec.owned_lists if small else []  # as given, or made once by the memo key
         lengths = [len(ids) for ids in by_member] if small else [ids.size for ids in spec.owned]
         if not any(lengths):
             self._own_ids, self._own_members = EMPTY, EMPTY
-            self.own_by_member: list[list[int]] = [[] for _ in lengths]
+            self._own_by_member = [[] for _ in lengths]
             return
         if small:  # plain Python over a few dozen claims
-            self.owned_lists = by_member
             if not self.members.all_subscribed:
                 topic, subscribed = self.partition_topic.tolist(), self.subscribed_topic.tolist()
                 by_member = [[p for p in ids if subscribed[topic[p]]] for ids in by_member]
             if spec.owned_disjoint or not _any_repeated(by_member, self.num_partitions):  # no conflicting claims
-                self.own_by_member = by_member
+                self._own_by_member = by_member
                 return
             listed = list(itertools.chain.from_iterable(by_member))
             ids = np.array(listed, dtype=np.int64)
@@ -401,9 +349,15 @@ class RoundContext:
                 keep = self._resolve_conflicts(ids, members, dup)
                 ids, members = ids[keep], members[keep]
         self._own_ids, self._own_members = ids, members
-        if small:
+
+    @property
+    def own_by_member(self) -> list[list[int]]:
+        """Per member, its claims kept by the pre-pass, in claim order."""
+        if self._own_by_member is None:
+            ids, members = self.own_ids, self.own_members
             flat, bounds = ids.tolist(), np.searchsorted(members, np.arange(self.num_members + 1)).tolist()
-            self.own_by_member = [flat[a:b] for a, b in itertools.pairwise(bounds)]
+            self._own_by_member = [flat[a:b] for a, b in itertools.pairwise(bounds)]
+        return self._own_by_member
 
     @property
     def own_ids(self) -> np.ndarray:

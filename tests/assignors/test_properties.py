@@ -372,9 +372,8 @@ def test_small_group_path_matches_arrays(strategy, group):
 @ROUND_SETTINGS
 @given(group=groups())
 def test_sticky_owners_match_lists(strategy, group):
-    """The sticky assignors' `owners` (what the streaming state machine reads, from the engine's builder on
-    the general path) are their per-member lists as owners; and the engine's heap water-fill of small
-    runs gives what its numpy water-fill gives."""
+    """The sticky assignors' `owners` (what the streaming state machine reads, from the engine's build on
+    the general path) are their per-member lists as owners."""
     topics, members, partition_racks = group
     spec = build_spec(topics, members, partition_racks)
     assignor = get_assignor(strategy)
@@ -383,18 +382,15 @@ def test_sticky_owners_match_lists(strategy, group):
     except KafkaAssignorError:  # Kafka itself throws on this input (see test_kafka_fidelity.py)
         return
     assert owner_of(lists, spec.num_partitions).tolist() == assignor.owners(spec).tolist()
-    with pytest.MonkeyPatch.context() as patched:
-        patched.setattr("assignors.sticky_engine.general._HEAP_FILL", 0)
-        vectorised = assignor.assign(build_spec(topics, members, partition_racks))
-    assert [ids.tolist() for ids in vectorised] == [ids.tolist() for ids in lists]
 
 
 @ROUND_SETTINGS
 @given(group=groups())
 def test_sticky_small_group_path_matches_arrays(group):
-    """The sticky engine takes plain-Python steps on small groups (`_Members.small`): the same lists (in
-    Kafka's order), owners, transfers and errors as its numpy steps; and so does cooperative-sticky's
-    count of the partitions transferring ownership (`SMALL_GROUP` in assignors.cooperative)."""
+    """The sticky engine reads a small group's claims as lists and takes the constrained builder's list steps
+    (`GroupTables.small`, `listed_constrained`): the same lists (in Kafka's order), owners, transfers and errors
+    as with claims as arrays and the constrained builder's numpy steps; and so does cooperative-sticky's count of
+    the partitions transferring ownership (`SMALL_GROUP` in assignors.cooperative)."""
     from assignors.sticky_engine.engine import run_engine
 
     def outcome():

@@ -1,4 +1,4 @@
-"""The vectorised sticky engine against a literal, slow transcription of Kafka's AbstractStickyAssignor
+"""The sticky engine against a literal, slow transcription of Kafka's AbstractStickyAssignor
 (written here, from the Java behaviour, with lists, dicts and a re-sorted member list instead of arrays),
 on many small random groups: same per-member lists in the same order, same transfers, same cooperative
 result. The transcription emulates `java.util.HashSet` buckets for the partition-movement sets
@@ -542,17 +542,8 @@ def check(topics, members, layout, prefer=False) -> None:
     assert {m: set(v) for m, v in coop.items()} == {m: set(v) for m, v in want.items()}
 
 
-@pytest.fixture(params=["lists", "arrays"])
-def engine_path(request, monkeypatch):
-    """The engine's plain-Python steps for small groups (`lists`, what these groups take by default) or its
-    numpy steps (`arrays`), both checked against the transcription."""
-    if request.param == "arrays":
-        monkeypatch.setattr("assignors.sticky_engine.inputs._SMALL_GROUP", -1)
-    return request.param
-
-
 @pytest.mark.parametrize("seed", range(6))
-def test_fresh_and_random_groups_match_java_transcription(seed, engine_path):
+def test_fresh_and_random_groups_match_java_transcription(seed):
     rnd = random.Random(seed)
     for _ in range(120):
         equal = rnd.random() < 0.5
@@ -561,7 +552,7 @@ def test_fresh_and_random_groups_match_java_transcription(seed, engine_path):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_steady_state_groups_match_java_transcription(seed, engine_path):
+def test_steady_state_groups_match_java_transcription(seed):
     rnd = random.Random(1000 + seed)
     for _ in range(80):
         check(*steady_group(rnd, equal=rnd.random() < 0.4))
@@ -585,7 +576,7 @@ def skewed_group(rnd: random.Random):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_skewed_groups_match_java_transcription(seed, engine_path):
+def test_skewed_groups_match_java_transcription(seed):
     rnd = random.Random(5000 + seed)
     for _ in range(100):
         check(*skewed_group(rnd))
@@ -752,7 +743,7 @@ class CheckedBalance:
         monkeypatch.setattr(general, "Reassignment", Checked)
 
     def check(self, r) -> None:
-        spec = r.b.ctx.spec
+        spec = r.ctx.spec
         start, count = spec.topic_start.tolist(), spec.topic_sizes.tolist()
         sizes, owner = r.sizes, r.owner
         current = set(r.active)
@@ -777,12 +768,12 @@ class CheckedBalance:
                 assert r.most[t] == max(at) and r.n_most[t] in (-1, at.count(max(at)))
                 assert r.n_full[t] == sum(sizes[m] == r.max_size[m] for m in subs)
         assert r.at_size == [sizes.count(size) for size in range(len(r.at_size))]
-        # the holdings built for the topics and members moves touched, against the owners
+        # the holdings, against the owners
         for t, holders in r.holders.items():
             assert holders == Counter(owner[start[t] : start[t] + count[t]])
         for m, held in enumerate(r.held):
             topics = {t for t, subs in enumerate(r.subs) if subs and m in owner[start[t] : start[t] + count[t]]}
-            assert held is None or sorted(held) == sorted(topics)
+            assert sorted(held) == sorted(topics)
         # the rule without Java's "skip members at their maximum": the same unless a member holds a
         # partition of a topic it does not subscribe to
         simple = all(r.least[t] + 1 >= r.most[t] for t, subs in enumerate(r.subs) if subs)
@@ -799,17 +790,8 @@ class CheckedBalance:
 
 
 @pytest.mark.pure_python("assignors.sticky_engine.general")
-@pytest.mark.parametrize("path", ["lists", "arrays", "indexed"])
-def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch, path):
-    """`lists`: the small groups' builder (`_SmallGeneralBuilder`); `arrays`: the numpy builder; `indexed`:
-    also holdings counted with numpy as for big groups (see `_Reassignment._index_holdings`)."""
-    from assignors.sticky_engine import balance, general, inputs
-
-    monkeypatch.setattr(general, "_K", None)  # the Python steps, also where the C kernel is built
-    if path != "lists":
-        monkeypatch.setattr(inputs, "_SMALL_GROUP", -1)
-    if path == "indexed":
-        monkeypatch.setattr(balance, "_INDEX_HOLDINGS", 0)
+def test_incremental_is_balanced_agrees_with_java_after_every_move(monkeypatch):
+    """On the specification (the pure-Python run loads no kernel)."""
     checked = CheckedBalance(monkeypatch)
     rnd = random.Random(99)
     for _ in range(60):
