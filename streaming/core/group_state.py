@@ -141,8 +141,8 @@ def apply_event(old: GroupState, ev: Event, config: PipelineConfig, emit: Emitte
                             own_strategy=recorded.protocol if recorded is not None else None,
                             emptied=recorded is not None and not recorded.members)
     traffic = _kept_traffic(old.traffic, shape.topics, shape.sizes) if old.traffic else old.traffic
-    load = group_load(traffic, _last_round_sizes(old), shape.topics, shape.sizes, shape.members, old.load) \
-        if traffic else None
+    load = group_load(traffic, _last_round_sizes(old), shape.topics, shape.sizes, [m.topics for m in shape.members],
+                      old.load) if traffic else None
     rounds.load = load
     strategies = {name: rounds.run(name, old.strategies[name], rebalance)  # 3. each strategy's rounds
                   for name in config.strategies}

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from assignors.compiled import kernel
-
-if TYPE_CHECKING:  # the state imports this module
-    from streaming.core.state_codec import MemberState
 
 MAX_RATE = 1e12  # msgs/s of one partition or topic, and one key weight: sums of them stay far from overflow
 _K = kernel("streaming.core.load_kernel")  # `member_extremes` in C (None: `member_rates` runs)
@@ -144,13 +140,13 @@ class GroupLoad:
 
 
 def group_load(traffic: dict[str, TopicTraffic], old_sizes: list[int], topics: list[str], sizes: list[int],
-               subscriptions: Sequence[MemberState], previous: GroupLoad | None) -> GroupLoad | None:
+               subscriptions: Sequence[tuple[str, ...]], previous: GroupLoad | None) -> GroupLoad | None:
     """The event's `GroupLoad` (None: no subscribed topic has traffic). `old_sizes`: the counts before the event
-    (topics appended since have none); `subscriptions`: the members after it;
+    (topics appended since have none); `subscriptions`: each member's topics after it;
     `previous`: the last event's, returned when made from the same traffic, counts and subscribed topics."""
     subscribed_topics: set[str] = set()
-    for m in subscriptions:
-        subscribed_topics.update(m.topics)
+    for member_topics in subscriptions:
+        subscribed_topics.update(member_topics)
     if subscribed_topics.isdisjoint(traffic):
         return None
     if (previous is not None and previous.traffic is traffic and not previous.keys_moved
