@@ -7,8 +7,8 @@ take its bulk steps over numpy arrays (`BulkConstrainedAssignmentBuilder`), so t
 takes well under a second. The general builder's specification works on Python lists too
 (`GeneralAssignmentBuilder`); where built, its C mirror (`assignors/reassign_kernel.pyx`) runs the same steps in
 one call for every group without rack logic. `_run_engine` is the one place that picks a representation.
-Every rule, tie-break and iteration order that
-shows in Kafka's result is reproduced (what is and is not modelled: docs/assignors.md):
+Every rule, tie-break and iteration order that shows in Kafka's result is reproduced (what is and is not
+modelled: docs/assignors.md):
 
 * pre-pass: path decision (an empty subscription before the first non-empty one does not break "all
   equal"), owned-partition recovery and generation conflicts (equal generations: nobody keeps the

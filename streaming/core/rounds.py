@@ -112,7 +112,7 @@ class StrategyRounds:
             before = prev_new if first else owner
             # a first round's changes are over the union layout (a leaver's partitions revoked, a deleted topic's
             # too), its metrics over the new one
-            new_union = new_owner  # a first round's owners on the union layout
+            new_union = new_owner  # the round's owners on the layout its changes use: the union one for a first round
             if first:
                 new_union = new_owner if lay.union_is_new else move(
                     new_owner, lay.new_to_union, prev_union.size, -1)  # type: ignore[arg-type]
